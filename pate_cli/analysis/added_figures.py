@@ -1,8 +1,7 @@
-"""What a finished single run adds: the PLD figure (``--accounting data-independent``: the
-smaller of the RDP figure and the Gaussian steps' PLD's, ``accounting.pld``; math:independent,
-math:sampling), ``--tuning``'s cost of a random search (math:tuning; the headline ``epsilon``
-stays the single run's) and the GNSS report (``--smooth-sensitivity``, math:smooth; formed by
-a streamed table's pass: :class:`PendingRelease`)."""
+"""What a finished single run adds: the PLD figure (data-independent: the smaller of the RDP
+and the Gaussian steps' PLD figures, ``accounting.pld``; math:independent, math:sampling),
+``--tuning``'s random-search cost (math:tuning; ``epsilon`` stays the single run's) and the
+GNSS report (``--smooth-sensitivity``, math:smooth; streamed: :class:`PendingRelease`)."""
 
 from __future__ import annotations
 
@@ -43,17 +42,17 @@ from .attack_risk import GAUSSIAN, bound_curve, gaussian_steps, is_sampled, own_
 from .result import AnalysisResult, TuningPart
 from .steps import mechanism_steps, run_charges
 
-# The most answers a pure-DP run's exact composition is formed for (answers + 1 binomial
-# terms; past a few the RDP curve's figure is smaller anyway).
+# Most answers a pure-DP exact composition is formed for (answers + 1 binomial terms; past a
+# few the RDP figure is smaller anyway).
 PURE_COMPOSED_QUERIES = 10_000
-# The most LNMax answers whose noisy counts' PLD is composed (under a second a figure).
+# Most LNMax answers whose noisy counts' PLD is composed (under a second a figure).
 LAPLACE_PLD_QUERIES = 100_000
 
 
 def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisResult:
-    """The PLD ``figure`` in place of the RDP one (kept as ``epsilon_rdp``) when smaller;
-    ``remaining`` becomes ``max(0, limit - figure)`` (the halt, found on the RDP sums,
-    math:costs, stays valid and cautious); the grid-edge note goes (no wider grid changes it)."""
+    """The PLD ``figure`` replaces the RDP one (kept as ``epsilon_rdp``) when smaller;
+    ``remaining = max(0, limit - figure)`` (the halt, found on the RDP sums, math:costs, stays
+    valid and cautious); the grid-edge note goes (no wider grid changes it)."""
     if figure is None or not figure < result.epsilon:
         return result
     budget = result.budget
@@ -66,11 +65,10 @@ def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisRe
 
 
 def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
-    """:func:`pld_figure` of a run as ``epsilon_data_independent_pld`` (replay: its
-    answers; expected: every query answered) and, beside ``epsilon_data_independent_worst``,
-    of every query answered as ``epsilon_data_independent_worst_pld``, whose sampled or
-    pure-DP risk (else the run's) is ``risk_data_independent``; under ``--accounting
-    data-independent`` also in place of the RDP figure where smaller (:func:`with_smaller_pld`)."""
+    """:func:`pld_figure` as ``epsilon_data_independent_pld`` (replay: its answers; expected:
+    all answered) and, beside ``epsilon_data_independent_worst``, of all answered as
+    ``epsilon_data_independent_worst_pld``, whose sampled or pure-DP risk (else the run's) is
+    ``risk_data_independent``; data-independent: also replaces the RDP figure where smaller."""
     answered = (result.queries if result.accounting == "expected"
                 else int(round(result.answered_total)))
     figure, sampled_risk = pld_figure(mechanism, result.queries, answered, delta)
@@ -90,8 +88,8 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> Analysis
 
 
 def any_run_epsilon(result: AnalysisResult) -> float | None:
-    """The bound for any run, every query answered (math:costs): the PLD figure where below
-    the RDP one; None where the run reports none."""
+    """The bound for any run, every query answered (math:costs): the PLD figure where below the
+    RDP one; None where the run reports none."""
     worst, pld = result.epsilon_data_independent_worst, result.epsilon_data_independent_worst_pld
     return None if worst is None else float(worst if pld is None else min(worst, pld))
 
@@ -106,9 +104,8 @@ def published_epsilon(result: AnalysisResult) -> float:
 
 
 def any_run_bound(result: AnalysisResult) -> dict | None:
-    """:func:`published_epsilon`'s bound for any run as ``{epsilon, method, rdp, order}``
-    (its accountant, and the RDP figure with its order); None where the run publishes its
-    own ``epsilon``."""
+    """:func:`published_epsilon`'s any-run bound as ``{epsilon, method, rdp, order}`` (its
+    accountant, the RDP figure and its order); None where the run publishes its ``epsilon``."""
     worst = result.epsilon_data_independent_worst
     if result.accounting != "data-independent" or worst is None or result.groups is not None:
         return None  # (each group's own bound: no one curve)
@@ -120,26 +117,25 @@ def any_run_bound(result: AnalysisResult) -> dict | None:
 
 
 def exact_gaussian_figure(steps: list, delta: float) -> float | None:
-    """``accounting.pld.gaussian_exact_epsilon`` of ``steps``, or None where their profile is
-    not resolved in floats (a std near its lower limit): the RDP figure stands alone."""
+    """``gaussian_exact_epsilon(steps, delta)``; None where the profile is not resolved in
+    floats (a std near its lower limit): the RDP figure stands alone."""
     figure = gaussian_exact_epsilon(steps, delta)
     return figure if math.isfinite(figure) else None
 
 
 def pld_figure(mechanism, queries: int, answered: int,
                delta: float) -> tuple[float | None, Any]:
-    """The data-independent epsilon of ``queries`` selections and ``answered`` answers
-    composed by ``accounting.pld``, and the composition's attack risk (math:risk) or None.
+    """Data-independent epsilon of ``queries`` selections and ``answered`` answers composed by
+    ``accounting.pld``, and the composition's attack risk (math:risk) or None.
 
     Gaussian (L2 sensitivity sqrt(2), or the sampled run's): the steps' exact figure unsampled
-    (sampling never costs more, math:sampling) and, Poisson-sampled with dp_accounting, the
-    smaller of it and the sampled composition (Confident's shared steps as ``steps._sampled``),
-    with that one's risk. Pure-DP (LNMax ``2 / lambda``, exponential ``2 eta``; sampled runs
-    unsampled): up to ``PURE_COMPOSED_QUERIES`` answers their exact composition
-    (``pld.pure_composed_epsilon``: randomized response's loss dominates every pure-DP step)
-    with its risk; for LNMax with dp_accounting also the noisy counts' PLD (two Laplace steps
-    an answer, up to ``LAPLACE_PLD_QUERIES``), whose risk is not read (the caller caps the risk
-    by the printed pair).
+    (sampling never costs more, math:sampling); Poisson-sampled with dp_accounting, the smaller
+    of it and the sampled composition (Confident's shared steps as ``steps._sampled``), with its
+    risk. Pure-DP (LNMax ``2 / lambda``, exponential ``2 eta``; sampled runs unsampled): up to
+    ``PURE_COMPOSED_QUERIES`` answers, the exact composition (``pld.pure_composed_epsilon``:
+    randomized response's loss dominates every pure-DP step) with its risk; LNMax with
+    dp_accounting: also the noisy counts' PLD (two Laplace steps an answer, up to
+    ``LAPLACE_PLD_QUERIES``; its risk unread: the caller caps risk by the printed pair).
 
     Returns:
       ``(epsilon, risk)``; ``(None, None)`` for another aggregator.
@@ -180,9 +176,9 @@ def pld_figure(mechanism, queries: int, answered: int,
 
 
 def tuning_part(result, distribution: TuningDistribution) -> TuningPart:
-    """The cost of a random search (``distribution``) whose candidates each cost at most
-    ``result``'s RDP curve; for a data-dependent run also the search's data-independent
-    bound (math:tuning), the figure a report may publish, and its attack risk (math:risk)."""
+    """Cost of a random search (``distribution``) of candidates each costing at most
+    ``result``'s RDP curve; data-dependent: also the search's data-independent bound
+    (math:tuning, the figure a report may publish) and its attack risk (math:risk)."""
     tuned = partial(tuned_epsilon, orders=result.orders, delta=result.delta,
                     conversion=result.conversion, distribution=distribution)
     epsilon, order = tuned(result.rdp_total)
@@ -247,9 +243,8 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
 
 def smooth_release(result, votes, *, stream: bool, budget: float | None,
                    **options) -> SmoothSensitivityResult | PendingRelease:
-    """The release of ``result`` (:func:`sanitize_analysis`, ``options`` its keywords) or,
-    for a run whose table streams, the :class:`PendingRelease` the table's pass forms
-    (its refusals raised now)."""
+    """:func:`sanitize_analysis` (``options`` its keywords) or, for a streamed table, the
+    :class:`PendingRelease` the table's pass forms (its refusals raised now)."""
     own = partial(sanitize_analysis, result, votes, **options)
     if not stream:
         return own()
@@ -259,12 +254,12 @@ def smooth_release(result, votes, *, stream: bool, budget: float | None,
 
 def release_of(result, votes, *, order: float | None = None,
                report_every: int | None = None) -> Release:
-    """The GNSS release of ``result`` (math:smooth) before any chunk; its ``chunk_size``
-    rows a chunk (sparse votes: the stored width within ``READ_VALUES``).
+    """The GNSS release of ``result`` (math:smooth) before any chunk; ``chunk_size`` rows a
+    chunk (sparse votes: stored width within ``READ_VALUES``).
 
     Raises:
-      ValueError: another mechanism or data-independent accounting, an order where the
-        release is not computable, or one where condition C5 or C6 fails.
+      ValueError: another mechanism, data-independent accounting, or an order where the release
+        is not computable or condition C5 or C6 fails.
     """
     mechanism = result.mechanism
     if mechanism.name not in GAUSSIAN:
@@ -300,8 +295,7 @@ def release_of(result, votes, *, order: float | None = None,
 
 
 def _spent(result, order: float) -> float:
-    """What ``result`` spent before its first query at ``order`` (its ``initial_rdp``, an
-    added curve); ``ValueError`` at an order the curve is not given at."""
+    """RDP spent before the first query (``initial_rdp``) at ``order``; ValueError elsewhere."""
     if result.initial_rdp is None:
         return 0.0
     at = np.flatnonzero(np.asarray(result.orders, dtype=float) == order)
@@ -312,8 +306,8 @@ def _spent(result, order: float) -> float:
 
 
 def selection_maxima(mechanism, block, student) -> np.ndarray | None:
-    """What Interactive's selection compares with T, ``max(n - M p)`` (math:threshold), for
-    the release; None for the others (``max n``)."""
+    """Interactive's selection statistic ``max(n - M p)`` (math:threshold); None for the
+    others (``max n``)."""
     if not mechanism.selects or student is None:
         return None
     return mechanism.selection_counts(block, student)
@@ -328,8 +322,7 @@ SECRET_SEED_NOTE = "the sanitised release protects the votes only while its nois
 
 
 def secret_seed_note(seed: int) -> str:
-    """The note every sanitised release carries: its noise is ``release_draw(seed)``, and
-    the seed is recorded with the run."""
+    """Every sanitised release's note: its noise is ``release_draw(seed)``, a recorded seed."""
     return (f"{SECRET_SEED_NOTE}: it is drawn from --seed {seed}, which this output records "
             "beside the unsanitised figures; publish the release alone, from a run whose "
             "--seed was drawn at random and kept private")
@@ -337,8 +330,7 @@ def secret_seed_note(seed: int) -> str:
 
 def release_notes(report: SmoothSensitivityResult | None,
                   budget: float | None) -> tuple[str, ...]:
-    """The note where ``--budget`` halted the data-dependent epsilon but the release's
-    (its own cost added) exceeds it."""
+    """A note where the release's epsilon (its own cost added) exceeds ``--budget``."""
     if budget is None or report is None or not report.epsilon_after > budget:
         return ()
     return (f"--budget {budget:g} halts the data-dependent epsilon, not its release: with "
@@ -347,18 +339,17 @@ def release_notes(report: SmoothSensitivityResult | None,
 
 
 def streamed_notes(result: AnalysisResult) -> tuple[str, ...]:
-    """A pending release's budget note (:func:`release_notes`): formed after the run, it is
-    not among ``result.warnings`` (an eager release's is); the summary adds it."""
+    """A pending release's :func:`release_notes`: formed after the run, so not in
+    ``result.warnings`` (an eager release's is); the summary adds it."""
     if not isinstance(result.release, PendingRelease):
         return ()
     return release_notes(result.release.report(), budget_limit(result))
 
 
 class PendingRelease:
-    """The smooth-sensitivity release of a run whose table streams (``per_query="stream"``):
-    formed by the table's pass (``per_query_stream``) if that runs to its end first, else by
-    :meth:`report`'s own pass over the same chunks (the same report). Its budget note
-    (:func:`release_notes`) is issued as a ``PateWarning`` when formed."""
+    """The smooth-sensitivity release of a ``per_query="stream"`` run: formed by the table's
+    pass if that ends first, else by :meth:`report`'s own pass over the same chunks (same
+    report). Its :func:`release_notes` are issued as ``PateWarning`` when formed."""
 
     def __init__(self, make: Callable[[], Release],
                  own: Callable[[], SmoothSensitivityResult], budget: float | None):
@@ -369,10 +360,10 @@ class PendingRelease:
         self.lock = threading.Lock()
 
     def claim(self, rows: int, window: int | None) -> Release | None:
-        """The release to feed, for the first pass that hands over every chunk of
-        ``chunk_size`` rows (cut also at each multiple of ``window``, or None); None where its
-        chunks exceed the pass's ``rows`` (its memory bound) or the cuts would split them, or
-        once claimed or formed (an unfinished pass leaves it to :meth:`report`)."""
+        """The release to feed, for the first pass handing over every ``chunk_size``-row chunk
+        (cut also at multiples of ``window``); None where chunks exceed the pass's ``rows``
+        (its memory bound), cuts would split them, or once claimed or formed (an unfinished
+        pass leaves it to :meth:`report`)."""
         if self.chunk_size > rows or (window is not None and window % self.chunk_size):
             return None
         with self.lock:

@@ -1,8 +1,6 @@
-"""``analyze``: everything ``pate-analyze`` can do, with the same rules and messages (the
-command is parse -> ``analyze`` -> render -> write). Notes about the result (an order at the
-grid's edge, an interpolated external RDP curve) are kept in ``result.warnings`` and issued
-as ``PateWarning`` (the commands print one ``Warning:`` line each).
-
+"""``analyze``: all ``pate-analyze`` does, same rules and messages (the command is parse ->
+``analyze`` -> render -> write). Notes (an order at the grid's edge, an interpolated external
+RDP curve) are kept in ``result.warnings`` and issued as ``PateWarning``.
 Size: the one entry point of every run, its docstring the reference of every keyword."""
 
 from __future__ import annotations
@@ -159,7 +157,7 @@ def analyze(votes=None, mechanism: str | Mechanism | None = None,
     distribution = None if spec.tuning is None else tuning_distribution(spec.tuning)
     if spec.auto_orders:
         return _analyze_auto_orders(votes, spec)
-    grid = spec.grid()  # checked before any input is read, as the rules are
+    grid = spec.grid()  # checked before any input is read
     initial_rdp, added = _added_rdp(spec.add_rdp, grid)
     if spec.multilabel is not None:
         def build(teachers: float) -> Mechanism:  # M is the file's (analysis.multilabel)
@@ -188,8 +186,7 @@ FILE_OPTIONS = ("labels", "student", "query_indices", "outputs", "rounds", "grou
 
 
 def _input_files(paths) -> tuple[InputFile, ...]:
-    """``(option, path)`` pairs of files a run read besides the votes (given as paths; not
-    standard input), each with the sha256 of its bytes."""
+    """Each ``(option, path)`` given as a path (not ``-``), with the sha256 of its bytes."""
     return tuple(InputFile(option=name, path=os.fspath(path), sha256=recorded_sha256(path))
                  for name, path in paths
                  if isinstance(path, str | os.PathLike) and os.fspath(path) != "-")
@@ -256,8 +253,8 @@ def _analyze_read(spec: RunSpec, vote_set: VoteSet, grid: np.ndarray,
 
 def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_rdp,
                 common: dict) -> AnalysisResult:
-    """One run in file order (or over ``query_indices``) with given decisions, the halt at an
-    output, the streamed table, the PLD figure and the outputs."""
+    """One run in file order (or over ``query_indices``): given decisions, output halt,
+    streamed table, PLD figure, outputs."""
     executor = None if spec.executor is None else usable_executor(spec.executor, spec)
     queries = spec.queries
     indices = read_query_indices(spec.query_indices, vote_set, queries)
@@ -306,16 +303,16 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
 
 
 def _every_output(figures: Mapping, ids: np.ndarray, processed: int) -> dict:
-    """``result.outputs`` (cli:json) with ``count``, ``tokens_per_output`` and ``completed``
-    over every output of the votes (``ids``), not only of the rows ``--queries`` kept."""
+    """``result.outputs`` (cli:json), ``count``/``tokens_per_output``/``completed`` over every
+    output in ``ids``, not only the rows ``--queries`` kept."""
     whole = outputs_figures(ids, processed, [])
     return {**figures, **{key: whole[key] for key in ("count", "tokens_per_output",
                                                      "completed")}}
 
 
 def _over_budget(result: AnalysisResult, budget: float | None) -> tuple[str, ...]:
-    """Notes where a figure the budget does not halt on exceeds it: the search's
-    (``--tuning``) and the release's (``release_notes``; a pending one's when formed)."""
+    """Notes where a figure the budget does not halt on exceeds it: ``--tuning``'s search's and
+    the release's (``release_notes``; a pending one's when formed)."""
     tuned = None if result.tuning is None else result.tuning.epsilon_tuned
     notes = () if budget is None or tuned is None or not tuned > budget else (
         f"--budget {budget:g} halts the run's epsilon, not the search's: with --tuning it "
@@ -362,7 +359,7 @@ def label(votes=None, mechanism: str | Mechanism | None = None, *, seed: int = 0
 
 def _analyze_auto_orders(votes, spec: RunSpec) -> AnalysisResult:
     """``orders="auto"``: re-run on a grid extended (``orders.extend_orders``) while the best
-    order sits at an edge, at most ``AUTO_ROUNDS`` times (a note remains if it still does)."""
+    order is at an edge, at most ``AUTO_ROUNDS`` times (then a note remains)."""
     grid = default_orders()
     for _ in range(AUTO_ROUNDS + 1):
         with warnings.catch_warnings():
@@ -372,7 +369,7 @@ def _analyze_auto_orders(votes, spec: RunSpec) -> AnalysisResult:
         if result.epsilon <= 0 or (wider := extend_orders(result.orders, best)) is None:
             break
         grid = wider
-    _warn(result)  # each note in its own category, as a run on a fixed grid gives it
+    _warn(result)  # each note in its own category, as on a fixed grid
     return result
 
 
@@ -406,10 +403,9 @@ def _mechanism(mechanism, vote_set: VoteSet, parameters: dict) -> Mechanism:
 
 
 def usable_executor(target, spec: RunSpec):
-    """``target``'s ``concurrent.futures`` executor (a ``distributed.Client``'s
-    ``get_executor()``, or ``target``) for a single run's totals (its budget halt, per-query
-    pass and smooth-sensitivity release are found here); None with a ``PateWarning`` for rounds,
-    individualized groups and SVT-PATE, analysed in this process
+    """``target``'s executor (a ``distributed.Client``'s ``get_executor()``, or ``target``) for
+    a single run's totals (budget halt, per-query pass, release stay local); None with a
+    ``PateWarning`` for rounds, individualized and SVT-PATE, analysed in this process
     (docs/explanation/numerics.md#one-analysis-on-several-cores-or-a-cluster)."""
     reason = ("--rounds" if spec.rounds is not None
               else "--individualized" if spec.individualized is not None

@@ -1,5 +1,5 @@
-"""The attack risk a run's guarantee implies (math:risk): the bound on a membership
-attacker's true-positive rate at each false-positive rate, and on its advantage.
+"""The attack risk a run's guarantee implies (math:risk): bounds on a membership attacker's
+true-positive rate at each false-positive rate, and on its advantage.
 
 ``result.risk_data_independent`` is the publishable bound:
 
@@ -45,9 +45,8 @@ GAUSSIAN = ("gnmax", "confident", "interactive")
 
 
 def gaussian_steps(mechanism, *, answered: int, queries: int) -> list | None:
-    """The ``(sensitivity, std, count)`` Gaussian steps of a Gaussian aggregator's run,
-    unsampled (a sampled run's sensitivities: sampling never costs more, math:sampling);
-    None for another aggregator."""
+    """A Gaussian aggregator's run's ``(sensitivity, std, count)`` steps, unsampled (a sampled
+    run's sensitivities: sampling never costs more, math:sampling); None for others."""
     if mechanism.name not in GAUSSIAN:
         return None
     sensitivity = (mechanism.sampling.answer_sensitivity if is_sampled(mechanism)
@@ -60,15 +59,15 @@ def gaussian_steps(mechanism, *, answered: int, queries: int) -> list | None:
 
 def own_bound(result: AnalysisResult) -> bool:
     """Whether the run's own curve is its publishable bound: data-independent accounting of
-    every answer a run can give (no ``epsilon_data_independent_worst`` beside it)."""
+    every answer it can give (no ``epsilon_data_independent_worst``)."""
     return (result.accounting == "data-independent"
             and result.epsilon_data_independent_worst is None)
 
 
 def bound_curve(result: AnalysisResult):
-    """The RDP curve the publishable data-independent bound rests on: the run's own
-    (:func:`own_bound`) or ``rdp_data_independent`` (every query answered where the run
-    reports the bound for any run); None where the run has none."""
+    """The RDP curve the publishable bound rests on: the run's own (:func:`own_bound`) or
+    ``rdp_data_independent`` (every query answered where the run reports the any-run bound);
+    None where there is none."""
     return result.rdp_total if own_bound(result) else result.rdp_data_independent
 
 
@@ -78,10 +77,10 @@ def is_sampled(mechanism) -> bool:
 
 
 def run_steps(result: AnalysisResult) -> list | None:
-    """A Gaussian aggregator's run's ``(sensitivity, std, count)`` steps without
-    ``--add-rdp``, else None; a run in rounds, every round's (:func:`rounds_steps`).
-    Multi-label: ``binary`` over the (query, label) rows; ``tau``, ``powerset`` one GNMax
-    step a query (docs/tutorials/multilabel.md)."""
+    """A Gaussian aggregator's run's ``(sensitivity, std, count)`` steps without ``--add-rdp``,
+    else None; in rounds, every round's (:func:`rounds_steps`). Multi-label: ``binary`` over
+    the (query, label) rows; ``tau``, ``powerset`` one GNMax step a query
+    (docs/tutorials/multilabel.md)."""
     if result.initial_rdp is not None:
         return None
     if result.rounds is not None:
@@ -99,10 +98,9 @@ def run_steps(result: AnalysisResult) -> list | None:
 
 
 def rounds_steps(result: AnalysisResult, *, any_run: bool) -> list | None:
-    """The Gaussian steps of a run in rounds of Gaussian aggregators, unsampled (None where
-    a round is not one): each round's answers (every query under ``expected``, as a single
-    run's), or with ``any_run`` every query of a round with a selection step answered (the
-    rounds' bound for any run, ``analysis.rounds``)."""
+    """The unsampled Gaussian steps of a run in rounds (None where a round is not Gaussian):
+    each round's answers (every query under ``expected``, as a single run's), or with
+    ``any_run`` every query of a selecting round answered (the rounds' any-run bound)."""
     steps: list = []
     for part, mechanism in zip(result.rounds or (), result.mechanism.mechanisms, strict=True):
         every = result.accounting == "expected" or (any_run and mechanism.selects)
@@ -116,9 +114,9 @@ def rounds_steps(result: AnalysisResult, *, any_run: bool) -> list | None:
 
 
 def data_independent_risk(result: AnalysisResult) -> AttackRisk | None:
-    """The publishable attack risk of ``result`` (see the module), never looser than the
-    printed data-independent pair (:func:`_printed_pair`); None for a result without one
-    RDP curve (individualized groups)."""
+    """``result``'s publishable attack risk (see the module), never looser than the printed
+    data-independent pair (:func:`_printed_pair`); None without one RDP curve
+    (individualized groups)."""
     if result.groups is not None or result.rdp_total is None:
         return None
     if result.svt is not None:
@@ -145,11 +143,11 @@ def data_independent_risk(result: AnalysisResult) -> AttackRisk | None:
 
 
 def _printed_pair(result: AnalysisResult, *, independent: bool) -> AttackRisk:
-    """The risk of the printed (epsilon, delta) pair: ``epsilon_data_independent``
-    (``_worst`` under ``expected``: the bound for any release, not an average) or its PLD
-    figure where smaller; with ``independent`` False the headline ``epsilon`` (one-way if
-    data-dependent). A curve read on a grid of deltas may miss the run's delta: this cap
-    keeps the risk within the printed guarantee."""
+    """The risk of the printed (epsilon, delta) pair: ``epsilon_data_independent`` (``_worst``
+    under ``expected``: the bound for any release, not an average) or its PLD figure where
+    smaller; ``independent`` False: the headline ``epsilon`` (one-way if data-dependent). A
+    curve read on a grid of deltas may miss the run's delta: this cap keeps the risk within
+    the printed guarantee."""
     epsilon = result.epsilon
     if independent:
         epsilon, pld = result.epsilon_data_independent, result.epsilon_data_independent_pld
@@ -197,6 +195,6 @@ def with_risk(result: AnalysisResult) -> AnalysisResult:
 
 
 def _tighter(risk: AttackRisk, than: AttackRisk) -> bool:
-    """Whether ``risk`` bounds the attacker below ``than`` somewhere: its advantage, or its
-    TPR at a rate of the trade-off curve (``AttackRisk.tpr``)."""
+    """Whether ``risk`` is below ``than`` somewhere: its advantage, or its TPR at a rate of the
+    trade-off curve (``AttackRisk.tpr``)."""
     return bool(risk.advantage < than.advantage or np.any(risk.tpr < than.tpr))

@@ -2,14 +2,11 @@
 bound on one query's epsilon beside the claimed upper bound (math:audit, cli:pate-audit).
 
 The aggregator is ``pate-analyze``'s replay on an ``(n, K)`` array of identical rows (noise
-keyed by row position: any chunk size, the same draws), or a user's ``f(votes, rng) ->
-labels`` on blocks of ``USER_BLOCK`` rows, block ``b`` of side ``s`` drawn with generator
-``(seed, (AUDIT_SALT + s, 0, b))``. A trial is ``queries`` consecutive rows; each side's
-first ``draws // 2`` trials choose the event (``accounting.audit.choose_event``), the rest
-measure it.
-
-Size: one concept, an audit run end to end (its spec, the pair, the draws of either
-aggregator, the margin's pilot, the claim beside the measurement).
+keyed by row position: same draws for any chunk size), or a user's ``f(votes, rng) -> labels``
+on blocks of ``USER_BLOCK`` rows, block ``b`` of side ``s`` drawn with generator
+``(seed, (AUDIT_SALT + s, 0, b))``. A trial is ``queries`` consecutive rows; each side's first
+``draws // 2`` trials choose the event (``accounting.audit.choose_event``), the rest measure it.
+Size: one concept, an audit end to end (spec, pair, draws, margin pilot, claim, measurement).
 """
 
 from __future__ import annotations
@@ -41,8 +38,8 @@ from ..vote_rows import is_sparse
 from ..work_sizes import chunk_rows
 from .steps import mechanism_steps
 
-# Rows per call of a user's aggregator (each its own generator; at most USER_VALUES counts),
-# and the salt that keeps the audit's noise apart from any run's.
+# Rows per call of a user's aggregator (each its own generator; at most USER_VALUES counts);
+# the salt keeping the audit's noise apart from any run's.
 USER_BLOCK = 65_536
 USER_VALUES = 1 << 24
 AUDIT_SALT = 1 << 20
@@ -190,10 +187,10 @@ def audit(votes, mechanism: str = "gnmax", *, aggregator=None, **options) -> Aud
 def audit_spec(votes, spec: AuditSpec, *, aggregator=None) -> AuditResult:
     """:func:`audit` of a ready :class:`AuditSpec`.
 
-    ``margin="auto"``: a pilot audits each lead of ``MARGINS`` (up to the teachers) with a
-    tenth of the draws (at least 2,000) and seeds ``seed + 1 + i``; the audit runs at the lead
-    measured most (smallest among ties), chosen without its own draws, so its confidence
-    holds (math:audit)."""
+    ``margin="auto"``: a pilot audits each lead of ``MARGINS`` (up to the teachers) with a tenth
+    of the draws (at least 2,000), seeds ``seed + 1 + i``; the audit runs at the lead measured
+    most (smallest among ties), chosen without its own draws, so its confidence holds
+    (math:audit)."""
     vote_set = validated(votes) if isinstance(votes, VoteSet) else (
         votes_from_array(votes) if isinstance(votes, np.ndarray) else load_votes(votes))
     user = _user_aggregator(aggregator)
@@ -224,13 +221,12 @@ def audit_spec(votes, spec: AuditSpec, *, aggregator=None) -> AuditResult:
 
 def data_dependent_claim(mechanism: Mechanism, histogram: np.ndarray, *, delta: float,
                          queries: int = 1) -> tuple[float, str]:
-    """``(epsilon, accountant)`` claimed for ``queries`` queries of ``mechanism`` at
-    ``histogram``: ``queries`` times ``pate-analyze``'s curve (``steps.mechanism_steps``:
-    math:gnmax, math:threshold capped by math:screening, math:lnmax, math:exponential; a
-    selecting mechanism's answer step in full) under the improved conversion over the default
-    orders (math:conversion), or the data-independent claim where smaller. One direction only:
-    ``P(S) <= e^epsilon P'(S) + delta``, ``P`` at ``histogram``, ``P'`` any neighbour
-    (math:audit)."""
+    """``(epsilon, accountant)`` claimed for ``queries`` queries at ``histogram``: ``queries``
+    times ``pate-analyze``'s curve (``steps.mechanism_steps``: math:gnmax, math:threshold
+    capped by math:screening, math:lnmax, math:exponential; a selecting mechanism's answer step
+    in full), improved conversion over the default orders (math:conversion), or the
+    data-independent claim where smaller. One direction only: ``P(S) <= e^epsilon P'(S) +
+    delta``, ``P`` at ``histogram``, ``P'`` any neighbour (math:audit)."""
     orders = default_orders()
     votes = np.asarray(histogram, dtype=np.float64)[None, :]
     independent, _ = claimed_epsilon(mechanism.name, mechanism.params, delta=delta,

@@ -4,19 +4,18 @@ or output by output, and runs whose queries are grouped into outputs (token vote
 A budget run halts at the first query whose full cost could take the total above the budget
 (``halt_at="query"``), or before the first output whose tokens, charged in full, could
 (``"output"``): no output is cut. Under a query halt, blocks of ``BUDGET_BLOCK`` queries have
-their sums formed ahead (:func:`block_sums`, on threads or a cluster); a block is taken whole
+their sums formed ahead (:func:`block_sums`, threads or a cluster); a block is taken whole
 where its sums plus one query's largest cost (the data-independent curves, which cap every
 data-dependent one), raised by ``MARGIN`` for rounding, convert within the budget, else it
 goes query by query. A run with outputs goes through every query, summing each output's
 curves (``accounting.output_sums``) for cli:json's ``outputs``; an output halt goes back to
 the chunk where that output began.
 
-No figure depends on the chunk size, the workers or where block sums were formed (a run of at
-most ``BUDGET_BLOCK`` queries is exactly the query-by-query run); grouped and sequential sums
-differ in the last bits only (math:tolerance), and every figure reported was checked against
-the budget. ``epsilon_cumulative`` restarts from the carry at each block start, so it ends
-exactly at the reported epsilon.
-"""
+No figure depends on the chunk size, the workers or where block sums were formed (up to
+``BUDGET_BLOCK`` queries it is exactly the query-by-query run); grouped and sequential sums
+differ in the last bits only (math:tolerance); every reported figure was checked against the
+budget. ``epsilon_cumulative`` restarts from the carry at each block start, so it ends exactly
+at the reported epsilon."""
 
 from __future__ import annotations
 
@@ -44,8 +43,7 @@ from ..work_sizes import CURVE_CACHE_BYTES, TASK_VALUES
 from .grouped_run import CountRequest, count_span
 from .steps import chunk_costs, curve_function, data_independent_curve, mechanism_steps
 
-# Queries per block (a fixed constant: the carries, and so the last bits of a run of more
-# queries, depend on it).
+# Queries per block (fixed: the carries, so a longer run's last bits, depend on it).
 BUDGET_BLOCK = 1 << 16
 # A block is skipped when its sums plus one query's largest cost, raised by this factor,
 # convert within the budget: it exceeds the relative rounding of any sum of a block.
@@ -57,8 +55,8 @@ BlockSums = tuple[GroupedTotals, LabelCounts, bool]
 
 @dataclass(frozen=True, eq=False)
 class BudgetSetting:
-    """What every pass of one walked run reads (``request``: the mechanism with its
-    accounting, q bound, seed and salt)."""
+    """What every pass of one walked run reads (``request``: mechanism, accounting, q bound,
+    seed, salt)."""
 
     votes: np.ndarray | VoteRows  # the vote file (a memory map) or its sparse rows
     positions: np.ndarray | FirstRows  # the analysed file rows, in order
@@ -78,9 +76,9 @@ class BudgetSetting:
 
 def block_sums(request: CountRequest, span: Span, *, block: int, chunk_size: int,
                orders: np.ndarray, shared: SharedCurves | None = None) -> list[BlockSums]:
-    """The sums of ``span``'s blocks of ``block`` queries, counted a chunk at a time, then
-    summed from their distinct statistics; ``shared`` keeps curves across blocks.
-    Module-level: a cluster's workers run it."""
+    """Sums of ``span``'s ``block``-query blocks, counted a chunk at a time, summed from their
+    distinct statistics; ``shared`` keeps curves across blocks. Module-level: cluster workers
+    run it."""
     opened = span.source.opened()
     independent = request.accounting == "data-independent"
     shared = SharedCurves(CURVE_CACHE_BYTES) if shared is None else shared
@@ -99,10 +97,10 @@ def block_sums(request: CountRequest, span: Span, *, block: int, chunk_size: int
 
 
 class BudgetWalk:
-    """A run's walk in query order to its halt: blocks taken whole (:meth:`took`) or gone
-    through query by query (:meth:`through`). Its sums (``carry``, ``selection``, weighted
-    ``answer``, ``answered``) run on from block to block; ``carries``: at block starts 1, 2,
-    ... (where the per-query table restarts); ``epsilons``: each processed output's own."""
+    """A run's walk in query order to its halt: blocks taken whole (:meth:`took`) or query by
+    query (:meth:`through`). Its sums (``carry``, ``selection``, weighted ``answer``,
+    ``answered``) run on across blocks; ``carries``: at block starts 1, 2, ... (where the
+    per-query table restarts); ``epsilons``: each processed output's own."""
 
     def __init__(self, run: BudgetSetting, carry: np.ndarray):
         self.run = run
@@ -125,8 +123,8 @@ class BudgetWalk:
         self.marks: list = []  # states at chunk starts since the undecided output began
 
     def took(self, part: BlockSums, hi: int) -> bool:
-        """Add a block's sums whole (its queries end at ``hi``) where no query of it can
-        halt the run (``composition.within_limit``, raised by ``MARGIN``); whether it did."""
+        """Add a block's sums whole (ending at ``hi``) if none of its queries can halt the run
+        (``composition.within_limit``, raised by ``MARGIN``); whether it did."""
         sums, labels, whole = part
         after = (self.carry + sums.selection) + sums.answer
         if not within_limit(after, self.peak, self.run.converter, self.run.budget, MARGIN):
@@ -181,8 +179,8 @@ class BudgetWalk:
             self._back_to(over)
 
     def _chunk(self, start: int, stop: int):
-        """A chunk's costs, and its costs with every answer step charged in full (the
-        expected cost under ``expected`` accounting)."""
+        """A chunk's costs, and with every answer step charged in full (``expected``: the
+        expected cost)."""
         run, (selection, answer) = self.run, self.steps
         chunk = chunk_costs(run.votes, run.positions, start, stop, student=run.student,
                             decisions=run.decisions, mechanism=run.request.mechanism,
@@ -193,7 +191,7 @@ class BudgetWalk:
                        else replace(chunk.costs, weight=np.ones(stop - start)))
 
     def _add(self, chunk, start: int, stop: int, charged: np.ndarray | None = None) -> None:
-        """Queries ``start .. stop-1`` of ``chunk`` added one after another (the carry is
+        """Add queries ``start .. stop-1`` of ``chunk`` one by one (the carry is
         running_epsilon's bit for bit); ``charged``: their curves as charged, if formed."""
         run, costs, made = self.run, chunk.costs, chunk.made
         count = stop - start
@@ -213,8 +211,8 @@ class BudgetWalk:
                         None if run.truth is None else run.truth[run.positions[start:stop]])
 
     def _outputs(self, done) -> int | None:
-        """The outputs a chunk completed: their own epsilons kept; under an output halt,
-        the first query of the first that could exceed the budget, or None."""
+        """Keep the epsilons of the outputs a chunk completed; under an output halt, return the
+        first query of the first that could exceed the budget, or None."""
         run = self.run
         for firsts, actual, full in done:
             if run.halt_at == "output" and run.budget is not None:
@@ -236,8 +234,8 @@ class BudgetWalk:
             self.epsilons.append(self.run.converter.epsilon(actual)[0])
 
     def _back_to(self, halt: int) -> None:
-        """An output halt at query ``halt``: the walk's state back to the chunk where that
-        output began, then that chunk's queries before ``halt`` added again."""
+        """Output halt at query ``halt``: state back to the chunk where that output began, then
+        that chunk's queries before ``halt`` added again."""
         start, state = max((mark for mark in self.marks if mark[0] <= halt),
                            key=lambda mark: mark[0])
         (self.carry, self.selection, self.answer, self.answered, self.labels,
@@ -254,8 +252,8 @@ class BudgetWalk:
 
 def run_budget(run: BudgetSetting, carry: np.ndarray, *, workers: int | None = None,
                executor=None, source=None) -> BudgetWalk:
-    """A walked run's halt and sums (module docstring); block sums formed on ``executor``
-    (else ``workers`` threads), taken whole only under a query halt without outputs."""
+    """A walked run's halt and sums; block sums formed on ``executor`` (else ``workers``
+    threads), taken whole only under a query halt without outputs."""
     queries = run.positions.size
     blocks = max(1, math.ceil(queries / BUDGET_BLOCK))
     skipping = run.budget is not None and run.outputs is None and run.halt_at == "query"
@@ -287,9 +285,9 @@ def run_budget(run: BudgetSetting, carry: np.ndarray, *, workers: int | None = N
 
 
 def outputs_figures(ids: np.ndarray, processed: int, epsilons: list[np.ndarray]) -> dict:
-    """cli:json's ``outputs``: their number, tokens per output and epsilon per output (min,
-    median, max over the outputs processed: a walk's ``epsilons``) and how many were
-    processed whole (``processed``: the queries before the halt)."""
+    """cli:json's ``outputs``: count, tokens per output, epsilon per output (min, median, max
+    over a walk's ``epsilons``), and how many were processed whole (``processed``: the queries
+    before the halt)."""
     ids = np.asarray(ids)
     tokens = np.diff(np.flatnonzero(np.concatenate(([True], np.diff(ids) != 0, [True]))))
     return {
@@ -311,8 +309,8 @@ def _plain(value):
 
 def summed_blocks(run: BudgetSetting, count: int, *, workers: int | None = None, executor=None,
                   source=None) -> Iterator[BlockSums]:
-    """The sums of blocks ``0 .. count-1`` in order, formed ahead (a block a thread, or a
-    task per span on ``executor``); closing the iterator cancels what is pending."""
+    """Sums of blocks ``0 .. count-1`` in order, formed ahead (a block a thread, or a task per
+    span on ``executor``); closing the iterator cancels what is pending."""
     size = BUDGET_BLOCK
     per_task = 1 if executor is None else max(
         1, TASK_VALUES // (size * max(1, row_width(run.votes))))

@@ -1,12 +1,11 @@
-"""Totals-only runs (math:conversion and math:costs): chunks counted apart, here or on any executor.
+"""Totals-only runs (math:conversion, math:costs): chunks counted apart, here or on any executor.
 
-A chunk's :class:`ChunkCount` (distinct (answer, selection) statistics with integer query
-and answer counts, ``accounting.grouped``, and label counts) merges exactly in any order,
-on threads or any ``concurrent.futures`` executor such as Dask (:func:`count_queries`).
-Totals come from whole windows (``BoundedTotals``: bounded memory), so the same bits for any
-chunk size, worker count or place of counting; replay noise is keyed by query position.
-Without true labels to score, the answer noise is not drawn (the costs do not need it).
-"""
+A chunk's :class:`ChunkCount` (distinct (answer, selection) statistics with integer query and
+answer counts, ``accounting.grouped``, and label counts) merges exactly in any order, on
+threads or any ``concurrent.futures`` executor such as Dask (:func:`count_queries`). Totals
+come from whole windows (``BoundedTotals``: bounded memory): same bits for any chunk size,
+worker count or place of counting; replay noise is keyed by query position. Without true
+labels to score, the answer noise is not drawn (the costs do not need it)."""
 
 from __future__ import annotations
 
@@ -30,8 +29,8 @@ from .steps import Costing, block_costs, mechanism_steps
 
 @dataclass(frozen=True)
 class CountRequest:
-    """What every chunk of one run is counted with (small and picklable); ``queries``:
-    keep each chunk's per-query statistics (:class:`QueryChunk`) for a consumer."""
+    """What every chunk of one run is counted with (small, picklable); ``queries``: keep each
+    chunk's per-query statistics (:class:`QueryChunk`) for a consumer."""
 
     mechanism: Mechanism
     accounting: str
@@ -45,11 +44,11 @@ class CountRequest:
 
 @dataclass(frozen=True, eq=False)
 class QueryChunk:
-    """A counted chunk's queries as a consumer sees them (one seed): ``start`` (the first's
-    analysed position), ``log_q`` and ``log_pr`` (zeros if data-independent), ``weight``
-    (the answer charge), ``answered``, released ``labels`` (-1: none; without true labels
-    to score, ``LABEL_NOT_DRAWN`` for each teacher label), Interactive's ``outcome`` codes
-    (else None), ``raised`` (``steps.ChunkCosts.raised``)."""
+    """A counted chunk's queries for a consumer (one seed): ``start`` (the first's analysed
+    position), ``log_q``, ``log_pr`` (zeros if data-independent), ``weight`` (answer charge),
+    ``answered``, released ``labels`` (-1: none; without true labels to score,
+    ``LABEL_NOT_DRAWN`` for each teacher label), Interactive's ``outcome`` codes (else None),
+    ``raised`` (``steps.ChunkCosts.raised``)."""
 
     start: int
     log_q: np.ndarray
@@ -73,19 +72,18 @@ class ChunkCount:
 
 
 def count_rows(classes: int) -> int:
-    """Rows per counted chunk for ``classes`` classes: a power of two, so that whole
-    chunks fill a window of ``accounting.grouped.TOTALS_WINDOW`` (no short piece at
-    each window's end)."""
+    """Rows per counted chunk for ``classes`` classes: a power of two, so whole chunks fill a
+    ``TOTALS_WINDOW`` window (no short piece at its end)."""
     rows = max(1, READ_VALUES // max(1, classes))
     return 1 << (rows.bit_length() - 1)
 
 
 def count_span(request: CountRequest, span: Span, *, chunk_size: int, lo: int = 0,
                hi: int | None = None, opened=None, shared_noise=None) -> ChunkCount:
-    """Count queries ``lo .. hi-1`` (default all) of ``span`` (``opened``: its open source)
-    ``chunk_size`` rows at a time through ``steps.block_costs`` (all ``request.seeds`` at
-    once, or the span's ``decisions``), labels scored against its ``truth`` if given.
-    ``shared_noise``: noise blocks kept across a sweep's points (``run.SharedWork``)."""
+    """Count queries ``lo .. hi-1`` (default all) of ``span`` (``opened``: its open source),
+    ``chunk_size`` rows at a time through ``block_costs`` (all ``request.seeds`` at once, or
+    the span's ``decisions``), labels scored against ``truth`` if given. ``shared_noise``:
+    noise blocks kept across a sweep's points (``run.SharedWork``)."""
     hi = span.size if hi is None else hi
     opened = span.source.opened() if opened is None else opened
     mechanism = request.mechanism
@@ -120,8 +118,8 @@ def count_span(request: CountRequest, span: Span, *, chunk_size: int, lo: int = 
 
 @dataclass(frozen=True, eq=False)
 class CountedRun:
-    """A run's sums (``accounting.grouped.grouped_totals``), its label counts, and its
-    whole table of distinct pairs when the sums came from one table (else None)."""
+    """A run's sums (``grouped_totals``), label counts, and whole table of distinct pairs when
+    the sums came from one table (else None)."""
 
     totals: GroupedTotals
     labels: tuple[LabelCounts, ...]
@@ -133,13 +131,12 @@ def count_queries(votes, positions, request: CountRequest,
                   totals_of: Callable[..., GroupedTotals], setting: RunSetting, *,
                   truth: np.ndarray | None = None, source=None,
                   shared_noise=None) -> CountedRun:
-    """Count the queries ``positions`` of ``votes`` and sum them as windows end
-    (``totals_of(table, map=...)``; ``BoundedTotals``), in a few chunks' memory. Chunks of
-    ``setting.chunk_size`` rows (``truth`` scored) never cross a window edge
-    (``window_pieces``); they run on ``workers`` threads (default: the cores) or on the
-    ``executor``, a task per span of whole chunks of at most ``work_sizes.TASK_VALUES``
-    values (``source`` its rows). ``progress`` is called after each span, the ``consumer`` (with
-    ``request.queries``) with each :class:`QueryChunk` in query order."""
+    """Count queries ``positions`` of ``votes``, summed as windows end (``totals_of(table,
+    map=...)``; ``BoundedTotals``), in a few chunks' memory. Chunks of ``setting.chunk_size``
+    rows (``truth`` scored) never cross a window edge; they run on ``workers`` threads
+    (default: the cores) or ``executor``, a task per span of whole chunks of at most
+    ``TASK_VALUES`` values (``source`` its rows). ``progress`` is called after each span, the
+    ``consumer`` (with ``request.queries``) with each :class:`QueryChunk` in query order."""
     chunk_size, student, decisions = setting.chunk_size, setting.student, setting.decisions
     workers, executor, progress = setting.workers, setting.executor, setting.progress
     consumer = setting.consumer

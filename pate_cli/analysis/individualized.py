@@ -1,13 +1,11 @@
 """Individualized PATE runs (math:individualized; Boenisch et al., "Individualized PATE").
 
-The variant's histogram (plain, or weighted or participation-masked votes formed a chunk
-at a time, ``mechanisms.HistogramRows``), then one pass: the run's totals
-(``analyze_votes``) with the group accounting (``accounting.individualized.GroupRun``) as
-consumer of each chunk in query order (:class:`GroupPass`). With a table, a second pass
-adds each group's cumulative epsilon and stops releasing labels at the stop the first pass
-found (:func:`_group_frames`). Memory is bounded by the chunk, and the statistics of up to
-``HELD_QUERIES`` queries a group pass holds to spare orders (:class:`GroupPass`).
-"""
+The variant's histogram (plain, or weighted or participation-masked votes formed a chunk at a
+time, ``mechanisms.HistogramRows``), then one pass: the run's totals (``analyze_votes``) with
+the group accounting (``GroupRun``) consuming each chunk in query order (:class:`GroupPass`).
+With a table, a second pass adds each group's cumulative epsilon and releases no label from
+the first pass's stop on (:func:`_group_frames`). Memory: the chunk, plus the statistics of up
+to ``HELD_QUERIES`` queries a group pass holds to spare orders."""
 
 from __future__ import annotations
 
@@ -62,9 +60,9 @@ class IndividualizedPlan:
 
 
 def individualized_plan(spec: RunSpec, vote_set: VoteSet) -> IndividualizedPlan:
-    """The plan of an individualized run whose option rules (``run_spec.RULES``) were
-    checked: ``spec.groups`` (and ``spec.teacher_groups``) read and each group's parameters
-    derived (math:individualized; a knob None: ``derive_parameters``' default)."""
+    """The plan of a run whose option rules (``run_spec.RULES``) were checked: ``spec.groups``
+    (and ``teacher_groups``) read, each group's parameters derived (math:individualized; a
+    knob None: ``derive_parameters``' default)."""
     # the teachers --teacher-groups names are the predictions' columns (not --teachers)
     teachers = (vote_set.teachers if vote_set.predictions is None
                 else vote_set.predictions.shape[1])
@@ -151,10 +149,9 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                 chunk_rows(chunk_size, classes)))
     run = dict(teachers=teachers, accounting=accounting, delta=delta, orders=orders,
                conversion=conversion, seed=seed, labels=labels, student=student, source=source)
-    # the threshold step's exact curve (T, kind, low, high) (math:screening), None under
-    # screening="gaussian": counts are whole for plain and upsampled votes and for whole
-    # weights or rescalings (checked above on any data); a group's step D must be whole
-    # too for the integer grid (``curves``)
+    # threshold step's exact curve (T, kind, low, high) (math:screening), None if "gaussian":
+    # counts are whole for plain and upsampled votes and whole weights or rescalings (checked
+    # above on any data); a group's step D must be whole too for the integer grid (``curves``)
     selects = mechanism.selects
     kind, low, high = screening_counts(mechanism) if selects else ("gaussian", 0.0, 0.0)
     screen = None if kind == "gaussian" else (float(mechanism.threshold), kind, low, high)
@@ -174,8 +171,8 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                          # the uniform run's data-dependent totals give no figure; a
                          # table's rdp_* columns are at its order (per-query.md)
                          composes_costs=not per_query)
-    # the one pass (with a table, the run keeps its statistic pairs, where the table's
-    # pass, _group_frames -> per_query_frames, looks each query's epsilon up)
+    # the one pass (with a table the run keeps its statistic pairs, where _group_frames ->
+    # per_query_frames looks each query's epsilon up)
     base = analyze_votes(histogram, mechanism, **run, queries=queries, chunk_size=chunk_size,
                          per_query=bool(per_query), workers=workers, consumer=consumer)
     consumer.finish()
@@ -226,17 +223,15 @@ HELD_QUERIES = 1 << 16
 
 
 class GroupPass:
-    """The group accounting (``GroupRun``) as the run's consumer (``RunSetting.consumer``):
-    chunks (``grouped_run.QueryChunk``) added in query order, ``rows`` at a time (no figure
-    depends on it), counting the labels released before the stop and the answers before it
-    (under expected accounting their expected number summed as ``accounting.grouped`` sums
-    the run's totals: the bits of the run analysed up to the stop). Call :meth:`finish`
-    after the pass.
+    """The group accounting (``GroupRun``) as ``RunSetting.consumer``: chunks
+    (``QueryChunk``) added in query order, ``rows`` at a time (no figure depends on it),
+    counting labels released and answers before the stop (expected accounting: their expected
+    number, summed as ``accounting.grouped`` sums totals: the bits of the run analysed up to
+    the stop). Call :meth:`finish` after the pass.
 
-    Where ``GroupRun.prunes``, chunks are held to the end (up to ``HELD_QUERIES``), the
-    run's statistics handed to ``GroupRun.prepare`` and only then added: the same
-    figures, at fewer orders. ``composes_costs`` (``RunSetting.consumer``): the run's own
-    totals need no data-dependent curve."""
+    Where ``GroupRun.prunes``, chunks are held to the end (up to ``HELD_QUERIES``), the run's
+    statistics handed to ``GroupRun.prepare``, then added: same figures, fewer orders.
+    ``composes_costs``: the run's own totals need no data-dependent curve."""
 
     def __init__(self, found: GroupRun, *, uses_student: bool, labels, expected: bool,
                  rows: int, workers: int | None, raised_charge=None,
@@ -270,8 +265,7 @@ class GroupPass:
         self._add_batches(last=True)
 
     def _add_batches(self, *, last: bool) -> None:
-        """Add the chunks held in batches of at least ``rows`` queries (the ``last`` one:
-        whatever is left)."""
+        """Add the held chunks in batches of at least ``rows`` queries (``last``: the rest)."""
         batch: list[QueryChunk] = []
         size = 0
         for part in self.pending:
@@ -327,11 +321,10 @@ def _expected_only(table: GroupedCounts, map=map, *, raised_charge=None) -> Grou
 
 
 def _table_ceilings(group_rows: tuple) -> dict[float, float] | None:
-    """Per sensitivity, the largest ``epsilon_if_continued`` of its groups: no cumulative
-    epsilon of the table is above it (``GroupSums.ceilings``); for the uniform run's curve
-    (sensitivity 1), at least the smallest budget (its figures are not in the table, and
-    above that budget not exact). None for vanishing (no group has one sensitivity); a
-    sensitivity with a figure not finite has none."""
+    """Per sensitivity, its groups' largest ``epsilon_if_continued``, above every cumulative
+    epsilon of the table (``GroupSums.ceilings``); the uniform run's curve (sensitivity 1): at
+    least the smallest budget (its figures are not in the table, not exact above it). None for
+    vanishing (no group has one sensitivity); none for a sensitivity with a non-finite figure."""
     if any(row["sensitivity"] is None for row in group_rows):
         return None
     ceilings: dict[float, float] = {1.0: min(row["budget"] for row in group_rows)}
@@ -343,10 +336,9 @@ def _table_ceilings(group_rows: tuple) -> dict[float, float] | None:
 
 def _group_frames(base: AnalysisResult, votes, setting: GroupSetting, part: GroupsPart, *,
                   student=None, chunk_size: int, workers: int | None = None) -> Iterator:
-    """``base``'s streamed table (``per_query_frames``), nothing released from the stop
-    (``part.stopped_at``) on, with each group's ``epsilon_cumulative_<group>`` composed from
-    its own columns, at the orders below :func:`_table_ceilings` (``GroupSums.ceilings``):
-    bit for bit the run's ``to_frame()``."""
+    """``base``'s streamed table, nothing released from ``part.stopped_at`` on, each group's
+    ``epsilon_cumulative_<group>`` composed from its columns at the orders below
+    :func:`_table_ceilings`: bit for bit the run's ``to_frame()``."""
     names = tuple(row["group"] for row in part.groups)
     stopped_at = part.stopped_at
     sums = GroupSums(groups=len(names), orders=setting.orders, delta=base.delta,

@@ -9,12 +9,11 @@ teacher changing every label at once); the columns are docs/tutorials/multilabel
 - ``tau:TAU`` and ``powerset`` (GNMax, from per-teacher predictions): every query answered;
   tau's curve is data-independent in every mode (no data-dependent bound for the clipped
   Gaussian), powerset's is math:gnmax with math:sparse's zero block of unobserved sets. One
-  pass adds each chunk's curves to the running sums in query order (the same bits for any
+  pass adds each chunk's curves to the running sums in query order (same bits for any
   chunking); the table is a second such pass.
 
 Label sets are integers (bit l = label l; -1 beyond ``MAX_SET_LABELS`` labels). Votes are read
-a chunk of queries at a time.
-"""
+a chunk of queries at a time."""
 
 from __future__ import annotations
 
@@ -60,9 +59,8 @@ from .steps import mechanism_steps, step_curves
 
 
 def run_multilabel(spec, votes, *, orders, initial_rdp, build) -> AnalysisResult:
-    """``--multilabel`` (``spec``, rules checked) over a counts file ``votes`` or
-    ``spec.predictions`` on the grid ``orders`` after ``initial_rdp``; ``build(M)`` makes
-    the mechanism for M teachers."""
+    """``--multilabel`` (``spec``, rules checked) over counts ``votes`` or ``spec.predictions``
+    at ``orders`` after ``initial_rdp``; ``build(M)`` makes the mechanism for M teachers."""
     predictions, q_bound = spec.predictions, spec.q_bound
     variant, tau = parse_variant(spec.multilabel)
     if (votes is None) == (predictions is None):
@@ -97,7 +95,7 @@ def run_multilabel(spec, votes, *, orders, initial_rdp, build) -> AnalysisResult
 
 
 def _binary(votes, mechanism, setting: RunSetting) -> AnalysisResult:
-    """The flattened run; its per-query table the flattened stream summed by query.
+    """The flattened run, its table the flattened stream summed by query;
     ``counts.labels_output``: the (query, label) pairs released."""
     q_bound, workers, per_query, chunk = (setting.q_bound, setting.workers, setting.per_query,
                                           setting.chunk_size)
@@ -117,14 +115,14 @@ def _binary(votes, mechanism, setting: RunSetting) -> AnalysisResult:
 
 
 def _binary_frames(run, votes, q_bound: str, workers, chunk, _result):
-    """A binary run's table: the flattened run's pieces of whole queries, rows summed by
-    query; each query's epsilon from its labels' curves as charged (math:costs)."""
+    """A binary run's table: the flattened run's pieces of whole queries, rows summed by query,
+    each query's epsilon from its labels' curves as charged (math:costs)."""
     from scipy.special import logsumexp
     labels, orders, size = votes.label_count, run.orders, run.orders.size
     selection, answer = mechanism_steps(run.mechanism, q_bound=q_bound)
     independent, last = run.accounting == "data-independent", slice(labels - 1, None, labels)
-    # every label's plurality count whole (the flattened run's first pass found it), or
-    # each query's smallest: scanned only where some label's is not
+    # every label's plurality count whole (found by the first pass), or each query's
+    # smallest: scanned only where some label's is not
     integral = votes.predicted or run.counts.whole_maxima is not False or all(
         whole(votes.rows(lo, hi, float).max(axis=2).min(axis=1)) for lo, hi in votes.pieces())
     # queries whose label curves are formed, summed and converted at once (in cache)
@@ -190,9 +188,9 @@ class _SetRun:
 
 
 def _set_chunk(votes, lo: int, hi: int, run: _SetRun, replay: bool = True) -> SimpleNamespace:
-    """Queries ``lo .. hi-1`` of a tau or powerset ``run``: their curves and (``replay``,
-    noise keyed by query position) released set ids and 0/1 labels, log q (NaN for tau),
-    the plurality counts and sets; powerset's histograms ``width`` wide, the file's."""
+    """Queries ``lo .. hi-1`` of a tau or powerset ``run``: curves and (``replay``, noise keyed
+    by query position) released set ids and 0/1 labels, log q (NaN for tau), plurality counts
+    and sets; powerset's histograms the file's ``width`` wide."""
     variant, tau, sigma, noise, width, independent, orders, dependent = (
         run.variant, run.tau, run.mechanism.sigma, run.noise, run.width, run.independent,
         run.orders, run.dependent)
@@ -220,8 +218,8 @@ def _set_chunk(votes, lo: int, hi: int, run: _SetRun, replay: bool = True) -> Si
 
 
 def _sets(votes, mechanism, variant: str, tau, setting: RunSetting) -> AnalysisResult:
-    """tau and powerset: every query answered with one GNMax-type release, its curve added
-    to the running sums a chunk at a time (``setting``'s ``chunk_size`` queries)."""
+    """tau and powerset: every query answered by one GNMax-type release, its curve added to the
+    running sums a chunk (``setting.chunk_size`` queries) at a time."""
     accounting, delta, conversion, seed = (setting.accounting, setting.delta,
                                            setting.conversion, setting.seed)
     initial_rdp, per_query, chunk = setting.initial_rdp, setting.per_query, setting.chunk_size
@@ -274,8 +272,8 @@ def _sets(votes, mechanism, variant: str, tau, setting: RunSetting) -> AnalysisR
 
 def _set_frames(votes, variant: str, form, pieces, converter, carry, at: int, result):
     """A tau or powerset run's table a chunk at a time, sums running from ``carry``
-    (math:conversion); a first pass finds powerset's width or whether tau's plurality
-    counts are all whole."""
+    (math:conversion); a first pass finds powerset's width or whether tau's plurality counts
+    are all whole."""
     run = form.keywords["run"]
     if variant == "powerset" and run.width is None:
         form = partial(_set_chunk, votes, run=replace(run, width=_widest(votes, pieces)))
@@ -298,6 +296,6 @@ def _set_frames(votes, variant: str, form, pieces, converter, carry, at: int, re
 
 
 def _widest(votes, pieces) -> int:
-    """The most distinct label sets of a query of the file (powerset's histogram width)."""
+    """The most distinct label sets of any query (powerset's histogram width)."""
     return max(int(powerset_votes(votes.rows(lo, hi)).stored.max()) for lo, hi in pieces)
 

@@ -1,17 +1,15 @@
 """The per-query table of a totals-only run, chunk by chunk (a second pass), and the run's
 decisions read from it.
 
-:func:`per_query_frames` replays a totals-only run (its order, halt and totals known) chunk
-by chunk (noise keyed by query position, math:mechanisms; running sums carried,
-math:conversion) into cli:per-query's table, bit for bit the per-query run's ``to_frame()``,
-in one chunk's memory. Running sums are formed only at the orders that can still give a
-cumulative epsilon (``accounting.live_orders``); each query's own epsilon is looked up from
+:func:`per_query_frames` replays a totals-only run (order, halt, totals known) chunk by chunk
+(noise keyed by query position, math:mechanisms; running sums carried, math:conversion) into
+cli:per-query's table, bit for bit the per-query run's ``to_frame()``, in one chunk's memory.
+Running sums are formed only at orders that can still give a cumulative epsilon
+(``accounting.live_orders``); each query's own epsilon is looked up in
 ``result.distinct_pairs`` (``accounting.own_epsilons``) or, for a budget run, from its curves
 at the orders that may give its minimum (``probed_epsilons``): both the full computation's
-bits. A streamed run's smooth-sensitivity release (``added_figures.PendingRelease``) is
-formed from the same chunks; its decisions (cli:decisions) are read from the same stream
-(:func:`streamed_decisions`, :func:`decisions_of`).
-"""
+bits. A streamed run's smooth-sensitivity release (``PendingRelease``) and its decisions
+(cli:decisions; :func:`streamed_decisions`) are formed from the same chunks."""
 
 from __future__ import annotations
 
@@ -42,12 +40,11 @@ from .steps import chunk_costs, curve_function, mechanism_steps, step_curves
 
 def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None = None,
                      **options) -> Iterator:
-    """The per-query run's ``to_frame()`` as one DataFrame a chunk, for the totals-only
-    analysis ``result`` of ``votes`` (one LNMax, GNMax, Confident or Interactive run).
-    ``setting`` (``options`` replace its fields): ``query_indices``, ``student``,
-    ``decisions``, ``q_bound``, ``salt``, ``chunk_size`` (None: sized for the table),
-    ``workers`` (threads forming chunks ahead; the same bits for any). Only the first
-    ``result.queries`` queries are replayed (a budget run's halt)."""
+    """The per-query run's ``to_frame()``, one DataFrame a chunk, for the totals-only LNMax,
+    GNMax, Confident or Interactive ``result`` of ``votes``. ``setting`` (``options`` replace
+    its fields): ``query_indices``, ``student``, ``decisions``, ``q_bound``, ``salt``,
+    ``chunk_size`` (None: sized for the table), ``workers`` (threads forming chunks ahead; same
+    bits for any). Only the first ``result.queries`` are replayed (a budget run's halt)."""
     setting = RunSetting.of(**options) if setting is None else replace(setting, **options)
     query_indices, student, decisions = (setting.query_indices, setting.student,
                                          setting.decisions)
@@ -61,8 +58,8 @@ def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None =
     independent = result.accounting == "data-independent"
     noise = NoiseSource(result.seed, salt=salt)
     queries = result.queries
-    # a streamed run's smooth-sensitivity release, formed from this pass's chunks where
-    # they are its own (added_figures.PendingRelease): the table then takes its chunks
+    # a streamed run's smooth-sensitivity release, formed from this pass's chunks where they
+    # are its own (PendingRelease): the table then takes its chunks
     chunk_size = stream_rows(chunk_size, row_width(votes), orders.size)
     pending = result.release if isinstance(result.release, PendingRelease) else None
     release = None if pending is None else pending.claim(chunk_size, (
@@ -93,8 +90,8 @@ def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None =
     def form(piece: tuple[int, int]):
         """A chunk's decisions and statistics (no carry: formed ahead on threads),
         ``costs_at(columns)`` (its curves at orders ``columns``), and its selection curves at
-        every order with each query's index, formed once and sliced (the same bits) so no
-        exact threshold curve is solved again."""
+        every order with each query's index, formed once and sliced (same bits): no exact
+        threshold curve is solved twice."""
         chunk = chunk_costs(votes, positions, *piece, mechanism=result.mechanism,
                             selection=selection, answer=answer, noise=noise, student=student,
                             decisions=decisions, accounting=result.accounting, curves=False)
@@ -155,16 +152,16 @@ def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None =
 
 
 def decisions_of(result) -> Decisions:
-    """The decisions an analysis made (or accounted), up to where labelling stopped, read
-    from its per-query table's stream (:func:`streamed_decisions`)."""
+    """An analysis's decisions made (or accounted) up to where labelling stopped, read from its
+    table's stream."""
     result.require_columns("the decisions")
     return Decisions.joined(list(streamed_decisions(result)), result.mechanism.name)
 
 
 def streamed_decisions(result, frames: Iterator | None = None) -> Iterator[Decisions]:
     """A streamed result's decisions a piece at a time from ``frames`` (else a new
-    ``result.iter_frames()``), up to where labelling stopped (an individualized stop), in
-    the memory of one piece (``--write-decisions``)."""
+    ``iter_frames()``), up to where labelling stopped (an individualized stop), in one piece's
+    memory."""
     return Decisions.of_tables(result.iter_frames() if frames is None else frames,
                                result.mechanism.name,
                                None if result.groups is None else result.groups.stopped_at)

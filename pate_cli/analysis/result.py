@@ -1,9 +1,6 @@
-"""One analysis's setting (``RunSetting``), its result (totals and typed parts; its per-query
-table, ``pate_cli.query_table``, as a stream or arrays) and what a sweep row averages
-(``ReplayTotals``).
-
-Size: one concept, a run's result: its typed parts and fields, each documented where it is
-declared, and the views of it (summary, table, equality)."""
+"""One analysis's setting (``RunSetting``), result (totals, typed parts, per-query table as a
+stream or arrays) and what a sweep row averages (``ReplayTotals``).
+Size: one concept, a run's result: its typed parts and fields and their views."""
 
 from __future__ import annotations
 
@@ -33,21 +30,19 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, eq=False)
 class RunSetting:
-    """``analysis.run.analyze_votes``'s keywords.
+    """``analyze_votes``'s keywords, as pate-analyze's where named alike.
 
-    ``teachers`` (default: the first row's total), ``accounting`` (``replay``,
-    ``expected``, ``data-independent``), ``delta``, ``orders`` (default: the paper's grid),
-    ``conversion``, ``seed`` as pate-analyze's; ``queries``: the first N analysed rows;
-    ``query_indices``: those rows, in order; ``budget``, ``halt_at`` (``query`` or
-    ``output``; ``outputs``: each query's output); ``labels`` (true labels, per file row);
-    ``student`` (Interactive's probabilities); ``decisions`` (charged instead of the
-    replay's); ``initial_rdp`` (spent before the first query); ``salt`` (independent noise,
-    same seed); ``chunk_size`` (rows per chunk); ``source`` (the ``VoteSet``, for the
-    summary); ``progress(done, total)``; ``q_bound``; ``per_query`` (the table as a stream,
-    ``result.iter_frames()``); ``workers``, ``executor`` (where chunks are counted);
-    ``consumer``: called with each chunk's ``grouped_run.QueryChunk`` in query order by a
-    totals-only run's pass (no budget, outputs or SVT-PATE); its ``composes_costs`` true:
-    it composes the data-dependent costs, the run's own totals are math:independent's."""
+    ``teachers`` (default: the first row's total); ``accounting``: ``replay``, ``expected`` or
+    ``data-independent``; ``orders`` (default: the paper's grid); ``queries``: the first N
+    analysed rows; ``query_indices``: those rows, in order; ``chunk_size``: rows per chunk;
+    ``halt_at``: ``query`` or ``output``; ``outputs``: each query's output; ``labels``: true
+    labels, per file row; ``student``: Interactive's probabilities; ``decisions``: charged
+    instead of the replay's; ``initial_rdp``: spent before the first query; ``salt``:
+    independent noise, same seed; ``source``: the ``VoteSet``, for the summary;
+    ``per_query``: the table as a stream (``iter_frames()``); ``workers``, ``executor``: where
+    chunks are counted; ``consumer``: called with each chunk's ``QueryChunk`` in query order
+    by a totals-only pass (no budget, outputs or SVT-PATE); with ``composes_costs`` true it
+    composes the data-dependent costs and the run's own totals are math:independent's."""
 
     teachers: float | None = None
     accounting: str = "replay"
@@ -96,9 +91,9 @@ def _presenter(name: str) -> Callable[..., Any]:
 
 @dataclass(frozen=True)
 class BudgetPart:
-    """A budget run (math:costs): ``halted_at`` the first query not processed (or None),
-    ``halt_at`` "query" or "output" (--halt-at); ``carries``: the RDP spent before each block
-    of ``block`` queries after the first, where the per-query table restarts its sums."""
+    """A budget run (math:costs): ``halted_at``: first query not processed (or None);
+    ``carries``: RDP spent before each ``block``-query block after the first, where the
+    per-query table restarts its sums."""
 
     limit: float
     halted_at: int | None
@@ -151,8 +146,8 @@ class RoundPart:
 
 @dataclass(frozen=True)
 class GroupsPart:
-    """Individualized PATE (math:individualized): each group's row, the stop, and ``baseline``, the
-    uniform run at the least budget (with its data-independent figures: the result's are
+    """Individualized PATE (math:individualized): each group's row, the stop, and ``baseline``:
+    the uniform run at the least budget, with its data-independent figures (the result's are
     the largest group's at the stop)."""
 
     variant: str
@@ -174,9 +169,8 @@ class AddedRdp:
 
 @dataclass(frozen=True)
 class InputFile:
-    """A file other than the votes a run read (``--labels``, ``--student``...): the
-    option's name, the path as given and the sha256 of its bytes (provenance; None for a
-    pipe, whose bytes cannot be read again)."""
+    """A non-vote file a run read (``--labels``...): option, path as given, sha256 of its bytes
+    (None for a pipe, which cannot be read again)."""
 
     option: str
     path: str
@@ -195,8 +189,8 @@ class TuningPart:
     epsilon_single: float
     epsilon_tuned: float
     order: float
-    # a data-dependent run's data-independent bound with the search (None: the run is
-    # data-independent, epsilon_tuned is that bound)
+    # data-dependent run's data-independent bound with the search (None: data-independent
+    # run, epsilon_tuned is that bound)
     epsilon_tuned_data_independent: float | None = None
     # math:risk: the attack risk of the search's data-independent curve (published with it)
     risk: AttackRisk | None = None
@@ -225,8 +219,8 @@ class QueryCounts:
     step_sums: tuple[np.ndarray, np.ndarray] | None = field(default=None, compare=False)
     correct: int = 0
     outcome_correct: tuple[int, ...] | None = None
-    # whether every plurality count is whole, found by the first pass for the per-query
-    # table's column type (None: not recorded; the table's pass then scans the votes)
+    # every plurality count whole? (first pass, for the table's column type; None: not
+    # recorded, the table's pass scans the votes)
     whole_maxima: bool | None = field(default=None, compare=False)
 
 
@@ -264,8 +258,8 @@ class AnalysisResult:
     rdp_at_order: Mapping[str, float] | None  # None: an individualized run's (per group)
     label_accuracy: float | None
     warnings: tuple[str, ...] = ()
-    # The data-independent bound of a run answering every query (run.reports_any_run_bound)
-    # of the ``requested`` (a budget run's too, past its halt).
+    # Data-independent bound with all ``requested`` queries answered (a budget run's too,
+    # past its halt; run.reports_any_run_bound).
     epsilon_data_independent_worst: float | None = None
     requested: int | None = None
     # The data-independent RDP curve the publishable bound rests on (with --add-rdp), if any.
@@ -278,8 +272,7 @@ class AnalysisResult:
     svt: SvtPart | None = None
     rounds: tuple[RoundPart, ...] | None = None
     groups: GroupsPart | None = None
-    # --smooth-sensitivity's release, or one the streamed table's pass forms
-    # (added_figures.PendingRelease): read it as ``smooth_sensitivity``
+    # --smooth-sensitivity's release or a PendingRelease: read it as ``smooth_sensitivity``
     release: Any = None
     added_rdp: AddedRdp | None = None
     tuning: TuningPart | None = None
@@ -291,8 +284,8 @@ class AnalysisResult:
     data_independent_method: str = "rdp"
     # The RDP figure a PLD ``epsilon`` replaced (``data_independent_method == "pld"``).
     epsilon_rdp: float | None = None
-    # The Gaussian steps' data-independent PLD figure beside the RDP one (added_figures;
-    # replay: the run's answers, expected: all); None without one (--add-rdp, rounds...).
+    # The Gaussian steps' data-independent PLD figure (replay: the run's answers, expected:
+    # all); None without one (--add-rdp, rounds...).
     epsilon_data_independent_pld: float | None = None
     epsilon_data_independent_worst_pld: float | None = None  # its PLD figure
     counts: QueryCounts | None = None
@@ -302,8 +295,7 @@ class AnalysisResult:
     # The distinct (answer, selection) statistic pairs, kept for the per-query table's pass.
     distinct_pairs: GroupedCounts | None = field(default=None, repr=False, compare=False)
     table: QueryTable | None = field(default=None, repr=False, compare=False)
-    # math:risk: the attack risk of the headline epsilon's accounting (data-dependent
-    # unless data-independent) and the publishable one (analysis.attack_risk)
+    # math:risk: attack risk of the headline epsilon's accounting and the publishable one
     risk: AttackRisk | None = None
     risk_data_independent: AttackRisk | None = None
     input_files: tuple[InputFile, ...] = ()
@@ -317,15 +309,15 @@ class AnalysisResult:
 
     @property
     def smooth_sensitivity(self) -> SmoothSensitivityResult | None:
-        """The smooth-sensitivity release (math:smooth), or None; with a streamed table,
-        formed by the table's pass if that ran to its end, else by a pass of its own now."""
+        """The smooth-sensitivity release (math:smooth), or None; streamed: formed by the
+        table's pass if that ran to its end, else by a pass of its own now."""
         release = self.release  # a PendingRelease has report() (added_figures reads this module)
         report = getattr(release, "report", None)
         return report() if callable(report) else release
 
     @property
     def epsilon_improved(self) -> float | None:
-        """The improved conversion (math:conversion) of the total RDP curve, whatever
+        """The total RDP curve's improved conversion (math:conversion), whatever
         ``--conversion`` chose; None for SVT-PATE and individualized groups (not RDP)."""
         if self.svt is not None or self.groups is not None or self.rdp_total is None:
             return None
@@ -423,6 +415,6 @@ class ReplayTotals:
     rdp_total: tuple[float, ...] | None = None  # the curve a search composes (--tuning)
     risk: AttackRisk | None = None  # the run's publishable attack risk (math:risk)
     epsilon_method: str = "rdp"  # whose figure ``epsilon`` is: ``rdp`` or ``pld``
-    # the bound whatever a run answers, every query answered (``epsilon_data_independent_worst``
-    # or its PLD figure where smaller), where the run reports one
+    # the bound with every query answered (``epsilon_data_independent_worst``, or its PLD
+    # figure where smaller), where the run reports one
     epsilon_any_run: float | None = None

@@ -3,8 +3,7 @@
 RDP adds up order by order (math:conversion), so a run in rounds (e.g. the 2018 paper's
 Confident-GNMax, then Interactive-GNMax with a student) costs the sum of its rounds' curves.
 Each round is analysed totals-only from the RDP spent before it, rows read as a view (noise
-keyed by the query's position in the round, math:mechanisms); the summary composes their
-``QueryCounts``.
+keyed by position in the round, math:mechanisms); the summary composes their ``QueryCounts``.
 """
 
 from __future__ import annotations
@@ -135,8 +134,8 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], **options) -> Analysi
 
 
 def _with_pld(result: AnalysisResult) -> AnalysisResult:
-    """``added_figures.with_pld_figure`` for a run in rounds of Gaussian aggregators: every round's
-    steps composed exactly (``exact_gaussian_figure``), at the rounds' answers and, beside
+    """``with_pld_figure`` for rounds of Gaussian aggregators: every round's steps composed
+    exactly (``exact_gaussian_figure``) at the rounds' answers and, beside
     ``epsilon_data_independent_worst``, with every query of a selecting round answered;
     unchanged for other rounds, with ``--add-rdp`` or where the profile is not resolved."""
     steps = None if result.initial_rdp is not None else rounds_steps(result, any_run=False)
@@ -157,9 +156,8 @@ def _with_pld(result: AnalysisResult) -> AnalysisResult:
 def _part_figures(part: AnalysisResult, orders: np.ndarray, order: float
                   ) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
     """A round's selection and answer sums at ``order``, its data-independent curve
-    (math:independent) and that of any run (every query answered where the round reports
-    it, ``run.reports_any_run_bound``); an SVT-PATE round's: its unstable queries' shares
-    and math:svt's curve (twice)."""
+    (math:independent) and any run's (every query answered where the round reports it);
+    SVT-PATE: its unstable queries' shares and math:svt's curve (twice)."""
     mechanism = part.mechanism
     if mechanism.sequential:
         share = float(rdp_svt_rounds(scale=mechanism.scale, rounds=1, orders=[order])[0])
@@ -177,7 +175,7 @@ def _part_figures(part: AnalysisResult, orders: np.ndarray, order: float
 def _round_frames(result: AnalysisResult, *, parts: list[AnalysisResult],
                   windows: list[RowWindow], with_outcome: bool) -> Iterator:
     """Each round's per-query table at the composed order, with the whole table's columns
-    (file rows, an outcome in every round if one is Interactive, ``round``)."""
+    (file rows, ``round``, an outcome in every round if one is Interactive)."""
     integral = all(integral_maxima(w.votes, p, p.size, SPAN_CHECK) for w in windows
                    for p in [FirstRows(w.votes.shape[0]) if w.indices is None else w.indices])
     for number, (part, window) in enumerate(zip(parts, windows, strict=True)):

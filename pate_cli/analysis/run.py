@@ -1,13 +1,11 @@
-"""Votes + mechanism + accounting mode -> totals and a result (``analyze_votes``), for one
-seed or several at once (``analyze_totals``, a sweep's point).
+"""Votes + mechanism + accounting mode -> a result (``analyze_votes``), for one seed or
+several at once (``analyze_totals``, a sweep's point).
 
-Chunks are counted apart (``analysis.grouped_run``) into distinct statistics whose curves are
-evaluated once each and summed (``accounting.grouped``, math:conversion); budget runs go
-through ``analysis.budget_run``. The per-query table (``analysis.per_query_stream``) and the
-smooth-sensitivity release (``added_figures``) are second passes, at the best order only the
-first pass's totals give (math:smooth); the input checks (``inputs.vote_checks``) read a
-file's votes once before.
-"""
+Chunks are counted apart (``grouped_run``) into distinct statistics whose curves are evaluated
+once each and summed (``accounting.grouped``, math:conversion); budget runs go through
+``budget_run``. The per-query table (``per_query_stream``) and the smooth-sensitivity release
+(``added_figures``) are second passes, at the best order only the first pass's totals give
+(math:smooth); input checks (``inputs.vote_checks``) read a file's votes once before."""
 
 from __future__ import annotations
 
@@ -95,9 +93,8 @@ def analyze_votes(votes, mechanism, **options: Any) -> AnalysisResult:
 
 def _runs(votes, mechanism, seeds: tuple[int, ...], setting: RunSetting,
           shared: SharedWork | None = None) -> list[AnalysisResult]:
-    """``analyze_votes`` for each of ``seeds``: a run without a budget or outputs counts its
-    chunks once for every seed (``grouped_run.count_span``, ``steps.block_costs``); the
-    others are walked once per seed (``budget_run``)."""
+    """``analyze_votes`` per seed: without a budget or outputs, chunks are counted once for all
+    seeds (``grouped_run.count_span``, ``steps.block_costs``); else walked per seed."""
     checked_mechanism(mechanism)  # a name or another object: one line, not AttributeError
     orders, converter = checked_setting(setting.accounting, setting.delta, setting.orders,
                                         setting.conversion)
@@ -182,8 +179,8 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], setting: RunSetting,
 
 
 class _Finish:
-    """A run's result from its sums (:meth:`__call__`), for the ``votes``, ``mechanism``,
-    resolved ``setting`` and analysed ``positions`` of the run."""
+    """A run's result from its sums (:meth:`__call__`), given its ``votes``, ``mechanism``,
+    resolved ``setting`` and analysed ``positions``."""
 
     def __init__(self, votes, mechanism, setting: RunSetting, positions) -> None:
         self.votes, self.mechanism, self.setting, self.positions = (votes, mechanism, setting,
@@ -193,11 +190,11 @@ class _Finish:
     def __call__(self, seed: int, sums: tuple, counts, queries: int, *, table=None,
                  budget: BudgetPart | None = None, whole: bool | None = None,
                  running: bool = False) -> AnalysisResult:
-        """Seed ``seed``'s result from ``sums`` ``(carry, (selection, answer), answered)``
-        and the label ``counts`` of its ``queries`` (before a halt); ``table``: the pairs
-        counted; ``whole``: all plurality counts whole (None: not recorded); ``running``:
-        the sums were added query after query (``budget_run``), their epsilon raised as
-        its running figures are (``Conversion.summing``)."""
+        """Seed ``seed``'s result from ``sums`` ``(carry, (selection, answer), answered)`` and
+        the label ``counts`` of its ``queries`` (before a halt); ``table``: the pairs counted;
+        ``whole``: all plurality counts whole (None: unrecorded); ``running``: sums added query
+        by query (``budget_run``), epsilon raised as its running figures are
+        (``Conversion.summing``)."""
         setting, selection, answer = self.setting, self.selection, self.answer
         carry, step_sums, answered_total = sums
         orders, delta, conversion = setting.orders, setting.delta, setting.conversion
@@ -212,7 +209,7 @@ class _Finish:
                                                   queries=queries, orders=orders)
         if answer.unsampled is not None:  # sampled voters: the run's sums never above that
             carry = np.minimum(carry, di_curve)  # curve, capped by the unsampled steps' (an
-            # ulp apart where amplification gains nothing; math:sampling)
+            # ulp apart where sampling gains nothing; math:sampling)
         epsilon, order = (float(x) for x in convert(carry))
         eps_di, order_di = (float(x) for x in convert(di_curve))
         eps_worst = None
@@ -273,11 +270,10 @@ class _Finish:
 
 def reports_any_run_bound(selects: bool, accounting: str, *, halts: bool = False) -> bool:
     """Whether a run reports ``epsilon_data_independent_worst`` (every requested query
-    answered): under ``expected`` accounting (its count is an average); with a selection step
-    (its replayed or given count depends on the votes, so composing only its answers bounds
-    that outcome, not the mechanism); and for a budget run (``halts``) whose halt a
-    data-dependent figure decides (under ``data-independent`` accounting a run without a
-    selection step pays the same for every query: its halt is the same on any votes)."""
+    answered): under ``expected`` (its count is an average); with a selection step (its count
+    depends on the votes: composing only its answers bounds that outcome, not the mechanism);
+    for a budget run (``halts``) whose halt a data-dependent figure decides (data-independent
+    without selection pays the same per query: the same halt on any votes)."""
     return (accounting == "expected" or selects
             or (halts and accounting != "data-independent"))
 
@@ -295,8 +291,8 @@ def analyze_totals(votes, mechanism, *, seeds, shared: SharedWork | None = None,
                    **options: Any) -> list[ReplayTotals]:
     """``analyze_votes``' totals for several ``seeds``, the bits of one run per seed: chunks
     counted once (an answered column per seed), each distinct curve evaluated once (budget,
-    Interactive and SVT-PATE runs: once per seed). ``options``: ``RunSetting``'s fields
-    (``workers`` 1 by default); ``shared``: a sweep's earlier points' noise and curves."""
+    Interactive, SVT-PATE: per seed). ``options``: ``RunSetting``'s fields (``workers`` 1 by
+    default); ``shared``: a sweep's earlier points' noise and curves."""
     setting = RunSetting.of(**{"workers": 1, **options, "per_query": False})
     return [_totals_of(run) for run in _runs(votes, mechanism,
                                              tuple(int(seed) for seed in seeds), setting,
@@ -327,8 +323,8 @@ def _totals_of(result: AnalysisResult) -> ReplayTotals:
 
 def _halted_at_start(budget: BudgetPart | None, orders: np.ndarray, delta: float,
                      conversion: str) -> tuple[str, ...]:
-    """A note where a budget halts before the first query (math:costs): why nothing was
-    answered, the conversion's own term where it alone is above the budget."""
+    """A note where a budget halts before the first query (math:costs), naming the
+    conversion's own term where it alone exceeds the budget."""
     if budget is None or budget.halted_at != 0:
         return ()
     floor = float(np.min(conversion_offset(orders=orders, delta=delta, conversion=conversion)))
@@ -351,8 +347,8 @@ def _check_decisions_cover(decisions: Decisions | None, queries: int) -> None:
 
 def _decisions_after(decisions: Decisions | None, halted_at: int | None,
                      budget: float | None) -> tuple[str, ...]:
-    """A note where given decisions go on after the budget's halt: the run is accounted to
-    the halt (math:costs), so labels a run released past it are not covered."""
+    """A note where given decisions go past the budget's halt: accounted to the halt
+    (math:costs), labels released past it are not covered."""
     if decisions is None or halted_at is None or decisions.answered.size <= halted_at:
         return ()
     after = decisions.answered[halted_at:]
@@ -364,7 +360,7 @@ def _decisions_after(decisions: Decisions | None, halted_at: int | None,
 
 
 def _check_run(mechanism, votes, setting: RunSetting, chunk_size: int) -> None:
-    """The run's own argument checks (``ValueError`` with the message the CLI prints)."""
+    """The run's argument checks (``ValueError`` with the CLI's message)."""
     budget, student = setting.budget, setting.student
     if budget is not None and not real_number(budget, positive=True):
         raise ValueError(f"budget must be positive, got {budget!r}")

@@ -1,10 +1,8 @@
 """One analysis's frozen setting (``RunSpec``: ``analyze``'s keywords, every ``pate-analyze``
-option) and the option rules shared by the API and every command: ``RULES`` (combinations
-refused before any input is read, with the checks that parse a value, ``check_options``)
-and ``INPUT_RULES`` (what a kind of input cannot run, checked once the votes are read).
-
-Size: one concept, the one rule table: the spec's fields and every option rule of every
-command, each a row.
+option) and the option rules of the API and every command: ``RULES`` (combinations refused
+before any input is read, with the value parsing checks, ``check_options``) and
+``INPUT_RULES`` (what a kind of input cannot run, checked once the votes are read).
+Size: one concept, the one rule table: the spec's fields and every command's option rules.
 """
 
 from __future__ import annotations
@@ -128,8 +126,8 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class Rule:
-    """A refused combination: ``broken(spec)`` (or ``broken(spec, vote_set)``) and what
-    the user reads (a string, or a function of the spec for a message that names a value)."""
+    """A refused combination: ``broken(spec)`` (or ``broken(spec, vote_set)``) and its message
+    (a string, or a function of the spec naming a value)."""
 
     broken: Callable[..., bool]
     message: str | Callable[[RunSpec], str]
@@ -190,8 +188,8 @@ _TWO_STEPS_SAMPLED = tuple(name for name in SAMPLED_MECHANISMS if name in TAKEN_
 
 
 def _parameter_rule(key: str) -> Rule:
-    """A parameter given to a mechanism named that does not take it (a mechanism object
-    carries its own, ``--rounds`` gives them to each round's mechanism)."""
+    """A parameter given to a named mechanism not taking it (a mechanism object carries its
+    own; ``--rounds`` gives them to each round's)."""
     return Rule(lambda s: isinstance(s.aggregator, str) and s.rounds is None
                 and s.name in MECHANISMS and _given(s.parameters.get(key), key)
                 and not_taken(key, s.name) is not None,
@@ -403,7 +401,7 @@ def _sample_size(s: RunSpec) -> float:
 
 def check_options(spec: RunSpec) -> Sampling | None:
     """The parsed ``--sampling`` (with ``--vote-change``, ``--sampling-steps``) or None;
-    ``OptionError`` for a bad value, then for the first broken rule of ``RULES``."""
+    ``OptionError`` for a bad value, then for the first broken ``RULES`` rule."""
     sampling = (None if spec.multilabel is not None or spec.sampling is None
                 else parse_sampling(spec.sampling, spec.vote_change or "move",
                                     spec.sampling_steps or "shared"))

@@ -1,6 +1,6 @@
-"""The cost table of math:costs: each mechanism's (selection, answer) steps, and
-one chunk of a run costed by it (:func:`block_costs`, the one per-chunk pass every pass
-over the queries builds on: decisions, statistics, weights and per-query curves)."""
+"""The cost table of math:costs: each mechanism's (selection, answer) steps, and one chunk
+costed by it (:func:`block_costs`, the per-chunk pass every pass over the queries builds on:
+decisions, statistics, weights, per-query curves)."""
 
 from __future__ import annotations
 
@@ -25,12 +25,12 @@ from ..mechanisms.sampled import SampledMechanism, unsampled
 
 @dataclass(frozen=True)
 class Step:
-    """One privacy-costing step (math:costs): ``statistic(votes, student)`` (per-query
-    ``log q`` or ``log pr_answered``), ``rdp(distinct statistics, orders)``, and
-    ``independent(orders)`` (math:independent). A threshold step's ``raised(votes,
-    student)`` gives, from one computation of the counts, the statistic and the queries
-    charged ``raised_charge(statistics)``, not ``exp(statistic)`` (``threshold.raised_counts``).
-    A sampled aggregator's answer step holds its ``unsampled`` (selection, answer) steps."""
+    """One privacy-costing step (math:costs): ``statistic(votes, student)`` (per-query ``log q``
+    or ``log pr_answered``), ``rdp(distinct statistics, orders)``, ``independent(orders)``
+    (math:independent). A threshold step's ``raised(votes, student)`` gives, from the counts
+    formed once, the statistic and the queries charged ``raised_charge(statistics)``, not
+    ``exp(statistic)`` (``threshold.raised_counts``). A sampled aggregator's answer step holds
+    its ``unsampled`` (selection, answer) steps."""
 
     statistic: Callable[..., np.ndarray]
     rdp: Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -61,10 +61,10 @@ COST_TABLE = {"lnmax": (False, "laplace"), "gnmax": (False, "gaussian"),
 
 def mechanism_steps(mechanism, *, q_bound: str = "union",
                     added_unit: bool = False) -> tuple[Step | None, Step]:
-    """A mechanism's (selection or None, answer) steps. ``q_bound`` (math:gnmax,
-    math:integral): Gaussian answers only. A sampled aggregator: its inner steps with
-    amplified data-independent curves (math:sampling); with ``added_unit`` (``--vote-change
-    add``) the threshold's exact curve covers counts up to M + 1."""
+    """A mechanism's (selection or None, answer) steps. ``q_bound`` (math:gnmax, math:integral):
+    Gaussian answers only. Sampled: inner steps with amplified data-independent curves
+    (math:sampling); ``added_unit`` (``--vote-change add``): the threshold's exact curve covers
+    counts up to M + 1."""
     check_q_bound(q_bound)
     if isinstance(mechanism, SampledMechanism):
         selection, answer = mechanism_steps(mechanism.inner, q_bound=q_bound,
@@ -98,11 +98,10 @@ def mechanism_steps(mechanism, *, q_bound: str = "union",
 
 
 def screening_counts(mechanism) -> tuple[str, float, float]:
-    """``(kind, low, high)``: the counts a selecting mechanism's threshold step may
-    compare (math:screening). ``integer``: plain votes, ``max n`` in ``0..M``; ``real``:
-    ``max n`` of weighted votes in ``[0, M]``, or Interactive's ``max_j (n_j - M p_j)``,
-    which lies in ``[-M/2, M]`` (``n_j >= 0``, rows at most M and at least 2 classes, so
-    the largest of K numbers summing to ``sum n - M >= -M`` is at least ``-M/K``);
+    """``(kind, low, high)``: the counts a threshold step may compare (math:screening).
+    ``integer``: plain votes, ``max n`` in ``0..M``; ``real``: weighted ``max n`` in ``[0, M]``,
+    or Interactive's ``max_j (n_j - M p_j)`` in ``[-M/2, M]`` (``n_j >= 0``, rows at most M, at
+    least 2 classes: the largest of K numbers summing to ``sum n - M >= -M`` is ``>= -M/K``);
     ``gaussian``: math:independent's curve (``screening="gaussian"``, or M unknown)."""
     teachers = getattr(mechanism, "teachers", None)
     if mechanism.screening == "gaussian" or teachers is None:
@@ -140,8 +139,8 @@ def _threshold_statistic(mechanism, votes, student):
 
 
 def _threshold_raised(mechanism, votes, student, *, flags: bool = True):
-    """``(log pr_answered, raised mask or None)`` from the counts formed once; no mask
-    for whole counts (scanned: never raised)."""
+    """``(log pr_answered, raised mask or None)`` from counts formed once; no mask for whole
+    counts (scanned: never raised)."""
     counts = mechanism.selection_counts(votes, student)
     log_pr = threshold.log_pr_answered(counts, threshold=mechanism.threshold,
                                        sigma_threshold=mechanism.sigma_threshold)
@@ -168,12 +167,12 @@ def _threshold_independent(s1, t, kind, low, high, orders):
 
 
 def _sampled(selection, answer, mechanism: SampledMechanism):
-    """The inner steps with amplified data-independent curves (math:sampling); at rate 1
-    the steps' own, bit for bit. Each is at most the unsampled curve (the threshold's exact
-    one, math:screening). Confident with ``shared`` steps: an answered query is one sampled
-    Gaussian on (threshold count, votes), ``1/z^2 = 1/sigma1^2 + Delta^2/sigma^2``, capped
-    by the two unsampled steps; the answer step carries it less the threshold step's, so
-    answered queries' joint charges and the others' threshold charges compose."""
+    """Inner steps with amplified data-independent curves (math:sampling); at rate 1 the steps'
+    own, bit for bit; each at most the unsampled curve (the threshold's exact one,
+    math:screening). Confident, ``shared`` steps: an answered query is one sampled Gaussian on
+    (threshold count, votes), ``1/z^2 = 1/sigma1^2 + Delta^2/sigma^2``, capped by the two
+    unsampled steps; the answer step carries it less the threshold step's, so answered
+    queries' joint charges and the others' threshold charges compose."""
     sampling = mechanism.sampling
     if unsampled(sampling):
         return selection, answer
@@ -210,16 +209,15 @@ def _sum_of(first, second, orders):
 
 
 def _beyond(total, part, orders):
-    """``total - part`` (both non-negative, ``total >= part``): adding ``part`` back gives
-    ``total`` to within an ulp of it."""
+    """``total - part`` (both non-negative, ``total >= part``); ``+ part`` gives ``total``
+    within an ulp."""
     return np.maximum(total(orders) - part(orders), 0.0)
 
 
 def data_independent_curve(selection, answer, *, answered, queries, orders) -> np.ndarray:
-    """The worst-case RDP curve of a run (math:independent): ``answered`` answer steps
-    plus, for a selecting aggregator, ``queries`` selection steps; a sampled aggregator's
-    never above its unsampled steps' (math:sampling: either bound holds, and rounding
-    would otherwise leave it an ulp above)."""
+    """A run's worst-case RDP curve (math:independent): ``answered`` answer steps plus, if
+    selecting, ``queries`` selection steps; sampled: capped by the unsampled steps'
+    (math:sampling: either bound holds; rounding could leave it an ulp above)."""
     curve = answered * answer.independent(orders)
     if selection is not None:
         curve = curve + queries * selection.independent(orders)
@@ -253,8 +251,8 @@ def _independent_rows(step, keys: np.ndarray, orders: np.ndarray) -> np.ndarray:
 
 
 class ChunkCosts(NamedTuple):
-    """A chunk's votes, decisions, statistics, answer weight and curves (if asked); ``runs``:
-    each noise source's decisions (``made``: the first's)."""
+    """A chunk's votes, decisions, statistics, answer weight, curves (if asked); ``runs``: each
+    noise source's decisions (``made``: the first's)."""
 
     block: np.ndarray
     made: Decisions
@@ -268,10 +266,9 @@ class ChunkCosts(NamedTuple):
 
 @dataclass(frozen=True, eq=False)
 class Costing:
-    """How :func:`block_costs` costs a chunk: the mechanism, its steps, ``noise`` (a
-    ``NoiseSource`` or one per run), the ``accounting``; ``curves`` at ``orders``
-    (``kept``: see :func:`step_curves`); ``labels`` as ``Mechanism.replay``; without
-    ``statistics`` (data-independent) log q and log pr_answered are zeros."""
+    """How :func:`block_costs` costs a chunk: ``noise`` (a ``NoiseSource`` or one per run);
+    ``curves`` at ``orders`` (``kept``: see :func:`step_curves`); ``labels`` as
+    ``Mechanism.replay``; without ``statistics`` (data-independent) log q, log pr_answered: 0."""
 
     mechanism: Any
     selection: Step | None
@@ -287,9 +284,8 @@ class Costing:
 
 def chunk_costs(votes, positions, start: int, stop: int, *, student=None,
                 decisions: Decisions | None = None, **costing: Any) -> ChunkCosts:
-    """:func:`block_costs` of the analysed queries ``start .. stop-1`` (rows read once),
-    with the given ``decisions``' rows if any (``Decisions.padded``); ``costing``: the
-    fields of :class:`Costing`."""
+    """:func:`block_costs` of analysed queries ``start .. stop-1`` (rows read once), with the
+    given ``decisions``' rows if any; ``costing``: :class:`Costing`'s fields."""
     return block_costs(rows_read_once(votes, positions, start, stop),
                        None if student is None else rows_of(student, positions, start, stop),
                        start, None if decisions is None else decisions.padded(start, stop),
@@ -298,10 +294,10 @@ def chunk_costs(votes, positions, start: int, stop: int, *, student=None,
 
 def block_costs(block, student, start: int, given: Decisions | None,
                 costing: Costing) -> ChunkCosts:
-    """The one per-chunk pass over analysed queries ``start ..``: the replay's decisions
-    per noise source (or the ``given`` ones), ``log q`` and ``log pr_answered`` (0 without
-    a selection step or ``statistics``), the answer weight (``pr_answered`` if expected,
-    else the decision) and, with ``curves``, the per-query curves."""
+    """The per-chunk pass over analysed queries ``start ..``: the replay's decisions per noise
+    source (or ``given``), ``log q`` and ``log pr_answered`` (0 without a selection step or
+    ``statistics``), the answer weight (``pr_answered`` if expected, else the decision) and,
+    with ``curves``, the per-query curves."""
     noise, selection, answer = costing.noise, costing.selection, costing.answer
     runs = (given,) if given is not None else tuple(
         costing.mechanism.replay(block, noise=one, start=start, student=student,
@@ -334,14 +330,14 @@ def block_costs(block, student, start: int, given: Decisions | None,
 
 def run_charges(rows, *, mechanism, accounting: str, seed: int, q_bound: str,
                 student_rows=None, decisions=None) -> Callable[[int, int], np.ndarray]:
-    """``(start, stop) ->`` the answer charges of analysed queries ``start .. stop-1``
-    (0/1 decided, or ``pr_answered`` if expected): the run's ``answered`` column re-formed
-    a chunk at a time (noise keyed by position, math:mechanisms) from ``rows``."""
+    """``(start, stop) ->`` answer charges of analysed queries ``start .. stop-1`` (0/1, or
+    ``pr_answered`` if expected): the run's ``answered`` column re-formed a chunk at a time
+    from ``rows`` (noise keyed by position, math:mechanisms)."""
     noise = NoiseSource(seed)
 
     def charges(start: int, stop: int) -> np.ndarray:
-        # the steps looked up per chunk, not before: the release first names a
-        # mechanism it does not apply to (SVT-PATE has no per-query steps)
+        # steps looked up per chunk, not before: the release first refuses a mechanism it
+        # does not apply to (SVT-PATE has no per-query steps)
         selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
         return block_costs(rows[start:stop],
                            None if student_rows is None else student_rows[start:stop], start,

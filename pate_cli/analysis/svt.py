@@ -1,18 +1,17 @@
 """SVT-PATE analysis: the seeded replay, the data-independent guarantee (math:svt), the
 cut-off search of ``--svt-cutoff auto`` and the note of a run that answers little.
 
-The guarantee is converted over a continuous order (``accounting.svt``: never above the
-pure-DP bound ``c eps0``), on the grid only with ``--add-rdp`` (math:conversion). The replay
-goes a chunk at a time (the table is a second pass, :func:`svt_frames`): it carries only the
-number of unstable queries met, query noise being keyed by position and threshold noise by
-round (math:mechanisms, ``SVTPATE.pieces``).
+The guarantee is converted over a continuous order (``accounting.svt``: never above the pure-DP
+bound ``c eps0``), on the grid only with ``--add-rdp`` (math:conversion). The replay goes a
+chunk at a time (the table is a second pass, :func:`svt_frames`), carrying only the count of
+unstable queries met: query noise is keyed by position, threshold noise by round
+(math:mechanisms, ``SVTPATE.pieces``).
 
-The search and the note (``accounting.svt_tuning``) read the distances to instability,
-computed once into an ``inputs.rows.ScratchColumn``. The search looks at the votes: the
-epsilon holds for a cut-off fixed in advance and no composition covers the choice
-(``--tuning`` does not take ``-m svt``), so the run says so, its summary marks the cut-off as
-searched (``svt.cutoff_from_search``) and pate-report refuses it.
-"""
+The search and the note (``accounting.svt_tuning``) read the distances to instability, computed
+once into a ``ScratchColumn``. The search looks at the votes: the epsilon holds for a cut-off
+fixed in advance and no composition covers the choice (``--tuning`` does not take ``-m svt``),
+so the run says so, its summary marks the cut-off as searched (``svt.cutoff_from_search``) and
+pate-report refuses it."""
 
 from __future__ import annotations
 
@@ -51,10 +50,10 @@ from .result import AnalysisResult, QueryCounts, RunSetting, SvtPart
 
 def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, setting: RunSetting,
                 positions: np.ndarray, seed: int) -> AnalysisResult:
-    """SVT-PATE's replay and data-independent guarantee (math:svt) for rows ``positions``
-    under ``seed`` and the resolved ``setting``. ``epsilon`` is the guarantee at the
-    cut-off, whatever ``accounting`` and the replay; ``decisions`` replace the replay and
-    must follow the mechanism's rule; ``per_query`` gives the result ``frames``."""
+    """SVT-PATE's replay and data-independent guarantee (math:svt) for rows ``positions`` under
+    ``seed`` and the resolved ``setting``. ``epsilon``: the guarantee at the cut-off, whatever
+    ``accounting`` and the replay; ``decisions`` replace the replay and must follow the
+    mechanism's rule; ``per_query`` gives the result ``frames``."""
     teachers, accounting, delta, orders = (setting.teachers, setting.accounting,
                                            setting.delta, setting.orders)
     conversion, labels, initial_rdp, salt = (setting.conversion, setting.labels,
@@ -151,13 +150,11 @@ def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, setting: RunSetting,
 def svt_frames(result, *, votes, positions, given: Decisions | None = None, salt: int = 0,
                chunk_size: int | None = None) -> Iterator:
     """The per-query table, one DataFrame a chunk, by a second pass over ``votes`` (the
-    arguments those ``result`` was analysed with; ``chunk_size`` changes no byte).
-
+    arguments ``result`` was analysed with; ``chunk_size`` changes no byte).
     ``epsilon_cumulative``: the guarantee had the mechanism stopped after that query
-    (``svt_epsilon_so_far``). ``rdp_selection``: each unstable query's share at the
-    reported order, ``alpha eps0^2 / 2`` or ``eps0`` when the pure-DP bound gave epsilon
-    (order ``inf``). Extra columns: ``distance`` and ``unstable``.
-    """
+    (``svt_epsilon_so_far``). ``rdp_selection``: each unstable query's share at the reported
+    order, ``alpha eps0^2 / 2``, or ``eps0`` when the pure-DP bound gave epsilon (order
+    ``inf``). Extra columns: ``distance``, ``unstable``."""
     svt, queries, orders = result.svt, result.queries, result.orders
     chunk_size = stream_rows(chunk_size, row_width(votes), 1)
     carry = None if result.initial_rdp is None else initial_carry(result.initial_rdp, orders)
@@ -189,9 +186,9 @@ def svt_frames(result, *, votes, positions, given: Decisions | None = None, salt
 
 def search_cutoff(mechanism: SVTPATE, distances: ScratchColumn, *, delta: float,
                   conversion: str, seed: int, salt: int) -> list[tuple[int, float, int]]:
-    """``(cutoff, scale, answered)`` per cut-off tried: its scale solved for
-    ``target_epsilon`` (skipped if none in range; ``ValueError`` if none left) and its
-    seeded replay's answers. The run keeps the most answers (smallest cut-off on a tie)."""
+    """``(cutoff, scale, answered)`` per cut-off tried: scale solved for ``target_epsilon``
+    (skipped if none in range; ``ValueError`` if none left), seeded replay's answers. The run
+    keeps the most answers (smallest cut-off on a tie)."""
     queries = len(distances)
     tried = []
     for cutoff in cutoff_candidates(queries):

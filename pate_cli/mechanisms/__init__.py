@@ -1,8 +1,7 @@
 """REPLAY: the only code that draws noise.
 
-Frozen aggregators and their replay, one counter-based seeding scheme keyed by query
-index, and the weighted and participation histograms of Individualized PATE.
-"""
+Frozen aggregators and their replay, one counter-based seeding scheme keyed by query index,
+and Individualized PATE's weighted and participation histograms."""
 
 from typing import TYPE_CHECKING
 

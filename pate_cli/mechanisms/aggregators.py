@@ -89,8 +89,8 @@ class GNMax(Facts):
 
 
 def _check_confident_parameters(mechanism) -> None:
-    """T finite, sigma1 and sigma2 in the Gaussian domain, ``screening`` ``exact``
-    (math:screening) or ``gaussian`` (math:independent's, the papers')."""
+    """T finite, sigma1, sigma2 in the Gaussian domain, ``screening`` ``exact`` (math:screening)
+    or ``gaussian`` (math:independent's, the papers')."""
     check_threshold_parameters(mechanism)
     object.__setattr__(mechanism, "sigma", noise_scale(mechanism.sigma, "sigma", GAUSSIAN_SCALE))
 
@@ -181,9 +181,8 @@ MECHANISMS = {"lnmax": LNMax, "gnmax": GNMax, "confident": ConfidentGNMax,
               "confident-exponential": ConfidentExponential}
 
 
-# Defaults relative to M (cli:pate-analyze): the 2018 paper's MNIST setting (M = 250: sigma
-# 40, T 200, sigma1 150; LNMax lam 20) scaled with M; eta, an inverse scale, is
-# ``DEFAULT_ETA_TIMES_M / M`` (``mechanisms.exponential``).
+# Defaults relative to M (cli:pate-analyze): the 2018 paper's MNIST setting (M = 250: sigma 40,
+# T 200, sigma1 150; LNMax lam 20) scaled with M; eta (inverse scale) ``DEFAULT_ETA_TIMES_M / M``.
 DEFAULT_FRACTIONS = {"sigma": 0.16, "threshold": 0.8, "sigma_threshold": 0.6,
                      "laplace_scale": 0.08, "svt_scale": 0.01}
 
@@ -206,8 +205,8 @@ def flag_of(key: str) -> str:
 
 
 def not_taken(key: str, name: str, *others: str) -> str | None:
-    """The one-line refusal of parameter ``key`` given to mechanism ``name`` and ``others``
-    (a sweep's grid, a rounds file) when none takes it (``TAKEN_BY``), else None."""
+    """The one-line refusal of ``key`` given to ``name`` and ``others`` (a sweep's grid, a
+    rounds file) when none takes it (``TAKEN_BY``), else None."""
     takers = TAKEN_BY.get(key, ())
     if any(each in takers for each in (name, *others)):
         return None
@@ -217,15 +216,15 @@ def not_taken(key: str, name: str, *others: str) -> str | None:
 
 
 def needs_integer_votes(name: str, parameters: dict, vote_set) -> bool:
-    """Whether a run's threshold step compares whole counts (math:screening's integer
-    grid): a Confident aggregator on plain votes, with the exact curve."""
+    """Whether the threshold step compares whole counts (math:screening's integer grid): a
+    Confident aggregator on plain votes, with the exact curve."""
     return (name in ("confident", "confident-exponential")
             and parameters.get("screening") != "gaussian" and integer_votes(vote_set.votes))
 
 
 def mechanism_for(name: str, vote_set, parameters: dict):
-    """``build_mechanism`` for the votes read (``inputs.VoteSet``): their teachers, and
-    whole-count screening where :func:`needs_integer_votes` says so."""
+    """``build_mechanism`` for a ``VoteSet``: its teachers, and whole-count screening where
+    :func:`needs_integer_votes`."""
     return build_mechanism(name, teachers=vote_set.teachers, **parameters,
                            integer_votes=needs_integer_votes(name, parameters, vote_set))
 
@@ -250,14 +249,14 @@ class MechanismParameters:
 
 
 def build_mechanism(name: str, *, teachers: float, **parameters: Any):
-    """Create a mechanism by name, filling unset parameters from the teacher count M.
+    """Create a mechanism by name, unset parameters filled from the teacher count M.
 
     Args:
         name: a key of ``MECHANISMS``.
         teachers: M, which the defaults scale with.
-        **parameters: the fields of :class:`MechanismParameters`; ``screening``
-            (``exact`` or ``gaussian``) and ``integer_votes`` (the votes are plain
-            counts) apply to the selecting mechanisms (math:screening).
+        **parameters: :class:`MechanismParameters`' fields; ``screening`` (``exact`` or
+            ``gaussian``) and ``integer_votes`` (plain counts) apply to selecting mechanisms
+            (math:screening).
 
     Raises:
         TypeError: another keyword.

@@ -19,22 +19,21 @@ def positive(value, name: str) -> float:
     return value
 
 
-# Domains of the noise parameters, checked when a mechanism is built (a user mistake refused
-# in one line rather than an overflow deep in the accounting):
+# Noise parameter domains, checked when a mechanism is built (a one-line refusal, not an
+# overflow deep in the accounting):
 # * Gaussian std in [1e-9, 1e12]: alpha / sigma^2 with alpha <= 1e6 (``orders.MAX_ORDER``)
-#   stays below 1e24, finite summed over 10^9 queries (the accounting kernels, which also
-#   see a group's sigma / D_g, take any std whose square is a double:
-#   ``accounting.validators.GAUSSIAN_STD``).
-# * Laplace scale in [1e-2, 1e12]: LNMax's bound takes exp(2 / lambda), which overflows
-#   below 0.0028; at 0.01 each answer already costs 200.
+#   stays below 1e24, finite summed over 10^9 queries (the kernels, which also see a group's
+#   sigma / D_g, take any std whose square is a double: ``validators.GAUSSIAN_STD``).
+# * Laplace scale in [1e-2, 1e12]: LNMax's bound takes exp(2 / lambda), which overflows below
+#   0.0028; at 0.01 each answer already costs 200.
 # * SVT scale in [1e-6, 1e12]: costs polynomial in 2 / lambda; --target-epsilon searches
 #   [1e-6, 1e9].
-# * eta in [1e-12, 300] (math:exponential): eps0 = 2 eta and math:lnmax's exp(eps0) is a
-#   float up to 709.78; below 1e-12 a vote moves eta n less than the Gumbel noise's rounding.
+# * eta in [1e-12, 300] (math:exponential): eps0 = 2 eta and math:lnmax's exp(eps0) is a float
+#   up to 709.78; below 1e-12 a vote moves eta n less than the Gumbel noise's rounding.
 # * SVT threshold w above 1: else delta2 (math:svt) >= 1/2 and exp(-(w - 1) / (4 lambda))
-#   could overflow. T only needs to be finite (it enters through log_ndtr).
-# The upper bound 1e12 keeps one vote visible beside the noise (float64 resolves 1e12 to
-# about 1e-4; from about 1e15 the votes vanish in rounding).
+#   could overflow. T need only be finite (it enters through log_ndtr).
+# The upper bound 1e12 keeps one vote visible beside the noise (float64 resolves 1e12 to about
+# 1e-4; from about 1e15 the votes vanish in rounding).
 GAUSSIAN_SCALE = (1e-9, 1e12)
 LAPLACE_SCALE = (1e-2, 1e12)
 SVT_SCALE = (1e-6, 1e12)
@@ -63,8 +62,8 @@ def finite(value, name: str) -> float:
 
 
 class Facts:
-    """What ``protocol.Mechanism`` says about an aggregator, by default: no student, no
-    selection step, no answer noise, not sequential. Each aggregator states what differs."""
+    """``protocol.Mechanism``'s facts by default: no student, no selection step, no answer
+    noise, not sequential. Each aggregator states what differs."""
 
     uses_student: ClassVar[bool] = False
     selects: ClassVar[bool] = False
@@ -73,8 +72,8 @@ class Facts:
 
     @property
     def params(self) -> dict:
-        """The parameters a summary and a sweep row name: every field but the kind and
-        what describes the votes (``name``, ``teachers``, ``integer_votes``)."""
+        """The parameters a summary and sweep row name: every field but ``name``, ``teachers``,
+        ``integer_votes``."""
         return {f.name: getattr(self, f.name) for f in fields(self)  # type: ignore[arg-type]
                 if f.name not in ("name", "teachers", "integer_votes")}
 

@@ -1,9 +1,8 @@
 """The exponential-mechanism (Gumbel-max) aggregators and their seeded replay.
 
-math:mechanisms, math:threshold and math:exponential: ``argmax_j (eta n_j + G_j)``, ``G_j``
+math:mechanisms, math:threshold, math:exponential: ``argmax_j (eta n_j + G_j)``, ``G_j``
 standard Gumbel, alone or behind Confident-GNMax's noisy threshold. Gumbel draws have their
-own stream (``STREAM_GUMBEL``), keyed by query position.
-"""
+own stream (``STREAM_GUMBEL``), keyed by query position."""
 
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ from .noise import STREAM_GUMBEL, NoiseSource
 from .noisy_argmax import ArgmaxNoise, noisy_labels
 from .threshold import check_threshold_parameters, passes_threshold
 
-# The default eta times M: eta = sqrt(2) / (0.16 M), where alpha eta^2 / 2 (math:exponential)
+# Default eta times M: eta = sqrt(2) / (0.16 M), where alpha eta^2 / 2 (math:exponential)
 # equals the default GNMax answer's alpha / sigma^2, sigma = 0.16 M (math:independent): the
 # same worst-case cost per answer (eta = 0.0354 at M = 250).
 DEFAULT_ETA_TIMES_M = math.sqrt(2.0) / 0.16

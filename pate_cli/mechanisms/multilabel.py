@@ -2,9 +2,8 @@
 seeded replay, and the powerset histogram (sparse vote rows whose zero block holds the
 unobserved label sets; GNMax replays it as any sparse votes).
 
-Label sets are integers, bit l for label l (at most ``MAX_SET_LABELS``). Noise is the
-answer stream keyed by query position: the same labels for any chunking.
-"""
+Label sets are integers, bit l for label l (at most ``MAX_SET_LABELS``). Noise is the answer
+stream keyed by query position: same labels for any chunking."""
 
 from __future__ import annotations
 
@@ -16,8 +15,7 @@ from .noisy_argmax import noisy_argmax
 
 # Label sets as int64 bitmasks: bit 62 is the last one below the sign bit.
 MAX_SET_LABELS = 62
-# Each --multilabel variant's mechanisms (binary: over each label's counts; tau, powerset:
-# GNMax over clipped sums or label sets).
+# Each --multilabel variant's mechanisms (binary: each label's counts; tau, powerset: GNMax).
 VARIANT_MECHANISMS = {"binary": ("gnmax", "confident"), "tau": ("gnmax",),
                       "powerset": ("gnmax",)}
 
@@ -53,10 +51,10 @@ def replay_tau(sums: np.ndarray, *, teachers: float, sigma: float, noise: NoiseS
 
 
 def powerset_votes(predictions: np.ndarray, width: int | None = None) -> VoteRows:
-    """The powerset histogram of ``(queries, teachers, labels)`` 0/1 predictions (one class
-    per label set of ``2^L``) as sparse vote rows (math:sparse): each query's observed sets
+    """The powerset histogram of ``(queries, teachers, labels)`` 0/1 predictions (a class per
+    label set of ``2^L``) as sparse vote rows (math:sparse): each query's observed sets
     (ascending, ``-1`` padding) and counts in ``width`` columns (default: the most distinct
-    sets of a query), the others the zero block. A chunk takes the file's width: the
+    sets of a query), the others the zero block. A chunk must take the file's width: the
     replay's noise and the zero block depend on it."""
     ids = np.sort(set_ids(predictions), axis=1)
     queries, teachers = ids.shape

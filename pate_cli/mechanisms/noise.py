@@ -1,9 +1,8 @@
 """The only source of noise: counter-based, keyed by query position (math:mechanisms).
 
-Blocks of ``NOISE_BLOCK`` queries each come from a generator seeded by ``(seed, salt,
-stream, block)``: noise never depends on chunking, workers or resuming. Blocks of at most
-``WHOLE_BLOCK_VALUES`` are drawn whole and kept; wider ones row by row (C order: the same
-values)."""
+Blocks of ``NOISE_BLOCK`` queries each come from a generator seeded by ``(seed, salt, stream,
+block)``: noise never depends on chunking, workers or resuming. Blocks of at most
+``WHOLE_BLOCK_VALUES`` are drawn whole and kept; wider ones row by row (C order: same values)."""
 
 from __future__ import annotations
 
@@ -83,8 +82,8 @@ class NoiseSource:
 
     def _wide_rows(self, stream: int, kind: str, width: int, start: int,
                    count: int) -> np.ndarray:
-        """Rows ``start .. start+count-1`` of wide blocks; a cursor per thread and stream
-        lets consecutive chunks go on where the last stopped."""
+        """Rows ``start .. start+count-1`` of wide blocks; a cursor per thread and stream lets
+        consecutive chunks go on where the last stopped."""
         out = np.empty((count, width))
         key = (get_ident(), stream, kind, width)
         done = 0
@@ -118,8 +117,7 @@ def _values(draws: np.random.Generator, kind: str, shape: tuple[int, int]) -> np
 
 class SharedBlocks:
     """Noise blocks kept across runs (``NoiseSource(..., shared=)``), up to ``limit`` bytes,
-    least recently used out; a fresh draw gives the same arrays, so no bit changes.
-    Thread-safe."""
+    least recently used out; a fresh draw gives the same arrays (no bit changes). Thread-safe."""
 
     def __init__(self, limit: int) -> None:
         self.limit = int(limit)

@@ -3,10 +3,9 @@ math:sparse): ``argmax_j (weight n_j + scale noise_j)`` over a :class:`VoteRows`
 
 Each cell gets its own draw. A sparse row's ``Z`` zero-vote classes are one block valued
 ``scale F^-1(U^(1/Z))`` (the maximum of Z draws); if it wins, the label is a zero-vote class
-chosen uniformly (they are exchangeable). A sparse row takes ``width + 2`` draws (the
-file's stored width: never chunk-dependent), the last two for the block; a dense replay of
-the same votes draws differently, though both exactly replay the same mechanism.
-"""
+chosen uniformly (they are exchangeable). A sparse row takes ``width + 2`` draws (the file's
+stored width: never chunk-dependent), the last two for the block; a dense replay of the same
+votes draws differently, though both exactly replay the same mechanism."""
 
 from __future__ import annotations
 
@@ -22,9 +21,8 @@ from .protocol import LABEL_NOT_DRAWN
 
 @dataclass(frozen=True)
 class ArgmaxNoise:
-    """Which noisy argmax a replay draws: ``argmax_j (weight n_j + scale noise_j)`` with
-    standard ``kind`` noise (``normal``, ``laplace`` or ``gumbel``) from the noise source's
-    ``stream``."""
+    """A replay's noisy argmax: ``argmax_j (weight n_j + scale noise_j)``, standard ``kind``
+    noise (``normal``, ``laplace`` or ``gumbel``) from the noise source's ``stream``."""
 
     stream: int
     kind: str
@@ -34,9 +32,8 @@ class ArgmaxNoise:
 
 def noisy_labels(votes, how: ArgmaxNoise, *, noise: NoiseSource, start: int,
                  answered: np.ndarray, draw: bool = True) -> np.ndarray:
-    """:func:`noisy_argmax` of the rows at positions ``start ..`` with ``how``'s noise
-    where ``answered``, -1 elsewhere; ``LABEL_NOT_DRAWN`` for every answered query when
-    ``draw`` is False."""
+    """:func:`noisy_argmax` of rows at positions ``start ..`` with ``how``'s noise where
+    ``answered``, -1 elsewhere; ``LABEL_NOT_DRAWN`` for every answered query if not ``draw``."""
     if not draw:
         return np.where(answered, LABEL_NOT_DRAWN, -1).astype(np.int64)
     rows = vote_rows(votes)

@@ -42,17 +42,16 @@ def vanishing_participation(frequencies: np.ndarray, *, seed: int, count: int,
                             start: int = 0) -> np.ndarray:
     """Which teachers take part in queries ``start .. start+count-1`` (vanishing,
     math:individualized, Appendix B): bool ``(count, teachers)``, from ``frequencies`` ``s_i``
-    in [0, 1] per teacher; it depends on the seed and positions only, never on chunking.
+    in [0, 1] per teacher; depends on the seed and positions only, never on chunking.
 
-    Systematic sampling: ``s_i = 1`` always, ``s_i = 0`` never; the others lie end to end on
-    a line in random order, ``i`` covering length ``s_i`` (total ``m'``), and query q takes
-    those whose interval holds one of ``u_q, u_q + 1, ...``: ``ceil(m' - u_q)`` teachers.
-    Block b of ``NOISE_BLOCK`` positions draws from ``generator(seed, (STREAM_PARTICIPATION,
-    b))`` an offset ``u0`` (``random()``), then the order (``permutation``); position ``p``
-    uses ``u_q = (u0 + p phi) mod 1``, ``phi = (sqrt 5 - 1) / 2``: a Kronecker sequence, so
-    each teacher takes part in a fraction ``s_i`` of a block's queries up to O(log n / n), and
-    no schedule freezes when ``m'`` is whole (as a round-robin step ``m'`` would).
-    """
+    Systematic sampling: ``s_i = 1`` always, ``s_i = 0`` never; the others lie end to end on a
+    line in random order, ``i`` covering length ``s_i`` (total ``m'``); query q takes those
+    whose interval holds one of ``u_q, u_q + 1, ...``: ``ceil(m' - u_q)`` teachers. Block b of
+    ``NOISE_BLOCK`` positions draws from ``generator(seed, (STREAM_PARTICIPATION, b))`` an
+    offset ``u0`` (``random()``), then the order (``permutation``); position ``p`` uses ``u_q =
+    (u0 + p phi) mod 1``, ``phi = (sqrt 5 - 1) / 2``: a Kronecker sequence, so each teacher
+    takes part in a fraction ``s_i`` of a block's queries up to O(log n / n), and no schedule
+    freezes when ``m'`` is whole (as a round-robin step ``m'`` would)."""
     frequencies = np.asarray(frequencies, dtype=np.float64)
     if frequencies.ndim != 1 or frequencies.size == 0:
         raise ValueError("frequencies must be a non-empty 1-D array (one per teacher)")
@@ -117,8 +116,8 @@ def vanishing_votes(predictions: np.ndarray, *, frequencies: np.ndarray, seed: i
 
 class HistogramRows(PredictedVotes):
     """The weighted (``weights``) or vanishing (``frequencies``, ``seed``) histogram of
-    ``predictions`` as float64 rows formed when read: the same bits however the rows are
-    split. Vanishing rows are read by row or slice (participation is keyed by position)."""
+    ``predictions``, float64 rows formed when read: same bits however the rows are split.
+    Vanishing rows are read by row or slice (participation is keyed by position)."""
 
     dtype: np.dtype = np.dtype(np.float64)
 

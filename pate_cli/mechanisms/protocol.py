@@ -1,6 +1,6 @@
 """What every aggregator is and returns: the ``Mechanism`` protocol and its ``Decisions``
-(math:mechanisms). The analysis reads these facts, never the class; ``analysis.steps`` maps
-the name to its cost steps (math:costs)."""
+(math:mechanisms). The analysis reads these facts, never the class; ``analysis.steps`` maps the
+name to its cost steps (math:costs)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""``--rounds``' schedule: each round a mechanism over some rows of the vote file (with
-Interactive-GNMax's student rows), built from a rounds file or given ``Round`` objects; the
-composed run's mechanism (``RoundsMechanism``, for reporting). ``analysis.rounds`` runs them."""
+"""``--rounds``' schedule: each round a mechanism over some vote-file rows (with
+Interactive-GNMax's student rows), from a rounds file or ``Round`` objects; the composed run's
+mechanism (``RoundsMechanism``, for reporting). ``analysis.rounds`` runs them."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from .protocol import Mechanism
 
 @dataclass(frozen=True)
 class Round:
-    """One round of a multi-round run: which file rows, which mechanism, which student
-    (and the file it was read from, for the run's provenance)."""
+    """One round of a multi-round run: file rows, mechanism, student (and its file, for
+    provenance)."""
 
     rows: np.ndarray
     mechanism: Mechanism
@@ -41,9 +41,9 @@ class RoundsMechanism:
 
 def rounds_of(rounds, vote_set, defaults: dict, parameter_names) -> list[Round]:
     """``--rounds``: a file's rounds (or the API's mappings or ``Round`` objects), unset
-    parameters from ``defaults``. ``InputError`` naming the round: a mechanism that cannot
-    run in a round, or a parameter it does not take; ``OptionError``: a ``defaults``
-    parameter no round takes."""
+    parameters from ``defaults``. ``InputError`` naming the round: a mechanism that cannot run
+    in a round, or a parameter it does not take; ``OptionError``: a ``defaults`` parameter no
+    round takes."""
     given = sorted(key for key, value in defaults.items()
                    if value is not None and not (key == "screening" and value == "exact"))
     if isinstance(rounds, (list, tuple)) and rounds and all(

@@ -1,13 +1,12 @@
 """Sampled voters (math:sampling): the declared scheme and the aggregator that carries it.
 
-``--sampling poisson:RATE`` (each unit votes with probability RATE; neighbours add or
-remove one) or ``without-replacement:m/N`` (neighbours replace one). The aggregator replays
-unchanged; ``analysis.steps`` gives its steps amplified curves (``accounting.subsampling``).
-Argmax sensitivity: Poisson ``sqrt(2)`` (``--vote-change move``) or 1 (``add``), L1 2 or 1;
-without replacement ``sqrt(2)`` (L1 2) whatever the change; the threshold's count 1. Noise
-multiplier ``z = sigma / Delta``. ``--sampling-steps``: Confident's two steps share one
-subset per query (``shared``, Private-kNN; default) or not (``independent``).
-"""
+``--sampling poisson:RATE`` (each unit votes with probability RATE; neighbours add or remove
+one) or ``without-replacement:m/N`` (neighbours replace one). The aggregator replays unchanged;
+``analysis.steps`` gives its steps amplified curves (``accounting.subsampling``). Argmax
+sensitivity: Poisson ``sqrt(2)`` (``--vote-change move``) or 1 (``add``), L1 2 or 1; without
+replacement ``sqrt(2)`` (L1 2) whatever the change; the threshold's count 1. Noise multiplier
+``z = sigma / Delta``. ``--sampling-steps``: Confident's two steps share one subset per query
+(``shared``, Private-kNN; default) or not (``independent``)."""
 
 from __future__ import annotations
 
@@ -23,10 +22,9 @@ SAMPLED_MECHANISMS = ("gnmax", "confident", "lnmax")
 
 @dataclass(frozen=True)
 class Sampling:
-    """A declared sampling scheme: ``rate`` (Poisson, or ``size / population``), with
-    ``size`` and ``population`` for ``without-replacement``; ``vote_change`` sets the
-    argmax's sensitivity under Poisson sampling; ``steps`` whether Confident's two steps
-    share one subset per query."""
+    """A declared sampling scheme: ``rate`` (Poisson, or ``size / population``), ``size`` and
+    ``population`` for ``without-replacement``; ``vote_change`` sets the argmax's sensitivity
+    under Poisson; ``steps``: whether Confident's two steps share one subset per query."""
 
     scheme: str
     rate: float
@@ -58,9 +56,8 @@ class Sampling:
 
 
 def parse_sampling(text, vote_change: str = "move", steps: str = "shared") -> Sampling:
-    """``--sampling`` (a string, or a :class:`Sampling` kept as is) with ``--vote-change``
-    and ``--sampling-steps``; ``OptionError`` with the reason for anything math:sampling
-    refuses."""
+    """``--sampling`` (a string, or a :class:`Sampling` kept as is) with ``--vote-change`` and
+    ``--sampling-steps``; ``OptionError`` with the reason for anything math:sampling refuses."""
     if vote_change not in VOTE_CHANGES:
         raise OptionError(f"--vote-change must be one of {', '.join(VOTE_CHANGES)}, "
                           f"got {vote_change!r}")
@@ -116,8 +113,7 @@ def _whole(value: str, name: str, whole: str) -> int:
 
 @dataclass(frozen=True)
 class SampledMechanism:
-    """An aggregator whose voters are sampled: every attribute but ``sampling`` is
-    ``inner``'s."""
+    """An aggregator whose voters are sampled: every attribute but ``sampling`` is ``inner``'s."""
 
     inner: object
     sampling: Sampling
@@ -132,6 +128,6 @@ class SampledMechanism:
 
 
 def unsampled(sampling: Sampling) -> bool:
-    """Rate 1 where counts move (``--vote-change move``, or any run without replacement):
-    the run is the aggregator without sampling."""
+    """Rate 1 where counts move (``--vote-change move``, or without replacement): the run is
+    the aggregator unsampled."""
     return sampling.rate == 1.0 and sampling.moves

@@ -18,9 +18,9 @@ from .noise import STREAM_SVT_QUERY, STREAM_SVT_THRESHOLD, NoiseSource
 
 
 def distance_to_instability(votes) -> np.ndarray:
-    """``max(0, ceil(m/2) - 1)`` with ``m`` the plurality margin (math:mechanisms, SVT-PATE):
-    how many votes must change before the plurality label can change. A zero block
-    (math:sparse) competes with one of its classes (count 0)."""
+    """``max(0, ceil(m/2) - 1)``, ``m`` the plurality margin (math:mechanisms, SVT-PATE): votes
+    that must change before the plurality label can. A zero block (math:sparse) competes with
+    one of its classes (count 0)."""
     rows = vote_rows(votes)
     votes = rows.counts
     if rows.zeros:
@@ -31,8 +31,8 @@ def distance_to_instability(votes) -> np.ndarray:
 
 
 def check_svt_sequence(outcome: np.ndarray, cutoff: int) -> None:
-    """SVT's outcomes in order can only be: stable/unstable until the ``cutoff``-th
-    unstable query, then halted on every later one (math:mechanisms). ``ValueError``."""
+    """``ValueError`` unless the outcomes are stable/unstable until the ``cutoff``-th unstable
+    query, then halted (math:mechanisms)."""
     unstable = np.cumsum(outcome == SVT_UNSTABLE)
     halted = outcome == SVT_HALTED
     before = np.concatenate([[0], unstable[:-1]])
@@ -48,9 +48,8 @@ def check_svt_sequence(outcome: np.ndarray, cutoff: int) -> None:
 
 def given_svt_decisions(given: Decisions, plurality_class: np.ndarray,
                         start: int) -> Decisions:
-    """Given decisions of the queries from position ``start``: their stable queries
-    release the plurality class (``ValueError`` naming the first row that gives another
-    label), the others nothing."""
+    """Given decisions from position ``start``: stable queries release the plurality class
+    (``ValueError`` naming the first row giving another label), the others nothing."""
     stable = given.code == SVT_STABLE
     wrong = np.flatnonzero(stable & (given.label >= 0) & (given.label != plurality_class))
     if wrong.size:
@@ -125,9 +124,8 @@ class SVTPATE(Facts):
 
     def pieces(self, votes, positions, queries: int, *, noise: NoiseSource,
                given: Decisions | None = None, chunk_size: int) -> Iterator[SvtPiece]:
-        """The run over ``positions[:queries]``, ``chunk_size`` queries at a time: the
-        seeded replay, or the ``given`` decisions (:func:`given_svt_decisions`); the same
-        decisions however the queries are split."""
+        """The run over ``positions[:queries]``, ``chunk_size`` queries at a time: the seeded
+        replay, or the ``given`` decisions; the same decisions however the queries are split."""
         met = 0
         for start in range(0, queries, chunk_size):
             stop = min(queries, start + chunk_size)
@@ -141,8 +139,8 @@ class SVTPATE(Facts):
             met += int(np.count_nonzero(made.code == SVT_UNSTABLE))
 
     def answers(self, pieces: Iterable[np.ndarray], *, noise: NoiseSource) -> int:
-        """How many queries the replay answers, from consecutive ``pieces`` of distances to
-        instability (no labels; none read once halted)."""
+        """Queries the replay answers, from consecutive ``pieces`` of distances to instability
+        (no labels; none read once halted)."""
         start = met = answered = 0
         for piece in pieces:
             if met >= int(self.cutoff):  # halted: nothing more is answered
@@ -156,9 +154,9 @@ class SVTPATE(Facts):
 
     def replay_distances(self, distance: np.ndarray, plurality_class: np.ndarray, *,
                          noise: NoiseSource, start: int = 0, met: int = 0) -> Decisions:
-        """:meth:`replay` from distances to instability and plurality classes, for queries
-        from position ``start`` after ``met`` unstable ones; noise keyed by position (queries)
-        and round (thresholds) makes it chunk-invariant (math:mechanisms)."""
+        """:meth:`replay` from distances and plurality classes, for queries from ``start``
+        after ``met`` unstable ones; noise keyed by position (queries) and round (thresholds)
+        makes it chunk-invariant (math:mechanisms)."""
         if self.scale is None or self.threshold is None or self.cutoff == "auto":
             raise ValueError("resolve the SVT scale, cut-off and threshold before replaying")
         count, cutoff = distance.shape[0], int(self.cutoff)

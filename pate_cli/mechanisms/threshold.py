@@ -24,8 +24,8 @@ def check_threshold_parameters(mechanism) -> None:
 
 def passes_threshold(mechanism, votes, *, noise: NoiseSource, start: int,
                      student: np.ndarray | None = None) -> np.ndarray:
-    """Which queries ``selection_counts + N(0, sigma1^2) >= T`` lets through (one draw
-    per query from the selection stream, keyed by query index)."""
+    """Which queries pass ``selection_counts + N(0, sigma1^2) >= T`` (one draw per query from
+    the selection stream, keyed by query index)."""
     count = votes.shape[0]
     selection = noise.draw(stream=STREAM_SELECTION, kind="normal", start=start, count=count)
     return (mechanism.selection_counts(votes, student)

@@ -1,6 +1,6 @@
-"""``run_sweep``: the notebook form of ``pate-sweep`` (a DataFrame, one row per point), and
-the steps the command shares with it: the settings checked against pate-analyze's rules
-(``sweep_settings``) and the grid planned over the vote files (``planned_points``)."""
+"""``run_sweep``: ``pate-sweep`` for notebooks (a DataFrame, one row per point), and the steps
+the command shares: settings checked against pate-analyze's rules (``sweep_settings``), the
+grid planned over the vote files (``planned_points``)."""
 
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ COMMAND_ONLY = {
 
 @dataclass(frozen=True, eq=False)
 class SweepSpec:
-    """``run_sweep``'s keywords (pate-sweep's options; ``files``: VOTES, ``mechanisms``:
-    ``-m``, ``grids``: the parameter grids)."""
+    """``run_sweep``'s keywords (pate-sweep's options; ``files``: VOTES, ``mechanisms``: ``-m``,
+    ``grids``: the parameter grids)."""
 
     files: tuple = ()
     mechanisms: tuple = ("confident",)
@@ -75,9 +75,9 @@ class SweepSpec:
 
     @classmethod
     def of(cls, files, mechanisms=("confident",), **options: Any) -> SweepSpec:
-        """The spec of ``run_sweep(files, mechanisms, **options)``: the grid parameters
-        (``sigma="20:200:10"``, ``queries=[100, 200]``...) parsed into ``grids``;
-        ``TypeError`` for any other unknown keyword."""
+        """The spec of ``run_sweep(files, mechanisms, **options)``, grid parameters
+        (``sigma="20:200:10"``, ``queries=[100, 200]``...) parsed into ``grids``; ``TypeError``
+        for any other unknown keyword."""
         known = {item.name for item in fields(cls)} - {"files", "mechanisms", "grids"}
         grids = grid_values({name: value for name, value in options.items()
                              if name not in known})
@@ -163,8 +163,8 @@ def run_sweep(files, mechanisms=("confident",), **options: Any):
 
 
 def sweep_settings(spec: SweepSpec) -> tuple[SweepSettings, TuningDistribution | None]:
-    """What every point shares, checked (``check_sweep_options``) before any file is
-    read, and the ``tuning`` law (or None)."""
+    """What every point shares, checked before any file is read, and the ``tuning`` law (or
+    None)."""
     orders = (spec.order,) if spec.order is not None else spec.orders
     parsed = check_sweep_options(spec.mechanisms, spec)
     distribution = None if spec.tuning is None else tuning_distribution(spec.tuning)
@@ -191,8 +191,8 @@ def planned_points(spec: SweepSpec, settings: SweepSettings) -> list:
 
 
 def grid_values(grids: dict) -> dict:
-    """Each grid (values or a ``"start:stop:step"`` string) as a tuple of numbers;
-    ``TypeError`` for a name that is not a grid parameter."""
+    """Each grid (values or ``"start:stop:step"``) as a tuple of numbers; ``TypeError`` for a
+    name that is not a grid parameter."""
     unknown = set(grids) - {*GRID_PARAMETERS, "queries"}
     if unknown:
         raise TypeError(f"unknown grid parameters: {', '.join(sorted(unknown))}")

@@ -1,19 +1,17 @@
 """``calibrate``: the noise that meets a target epsilon (``pate-calibrate``, cli:pate-calibrate).
 
 Solved for: ``gnmax`` ``sigma``, ``lnmax`` the Laplace scale, ``confident`` ``sigma`` with
-``T``, ``sigma1`` as given (or with ``scale_all`` one factor on all three), ``exponential``
-and ``confident-exponential`` ``eta`` (math:exponential), searched as ``1 / eta``. Each
-candidate is an ``analyze`` run (``data-independent`` or ``expected`` accounting).
+``T``, ``sigma1`` as given (``scale_all``: one factor on all three), ``exponential`` and
+``confident-exponential`` ``eta`` (math:exponential), searched as ``1 / eta``. Each candidate
+is an ``analyze`` run (``data-independent`` or ``expected`` accounting).
 
 From the default noise, double or halve until epsilon(low) > E >= epsilon(high) within
 ``[M / 1000, 1000 M]`` (factors ``[1e-3, 1e3]``), then bisect in log scale until ``high / low
 <= 1 + tolerance`` (at most ``max_steps`` analyses). Values are snapped to 6 significant
-digits, so ``pate-analyze`` reproduces the answer bit for bit. The answer is the smallest
-noise analysed with epsilon <= E: never above E. A non-monotone pair is a note; no noise
-in range meeting E is an ``InputError``; the range's smallest meeting it, a ``Warning:``.
-
-Size: one concept, the search: its keywords (``CalibrationSpec``), the search itself and
-its answer (``Calibration``, with the command and JSON that reproduce it).
+digits, so ``pate-analyze`` reproduces the answer bit for bit. The answer is the smallest noise
+analysed with epsilon <= E: never above E. A non-monotone pair is a note; no noise in range
+meeting E an ``InputError``; the range's smallest meeting it, a ``Warning:``.
+Size: one concept, the search: its keywords, the search, its answer (command and JSON).
 """
 
 from __future__ import annotations
@@ -92,8 +90,8 @@ class Calibration:
         return published_epsilon(self.result)
 
     def command(self, votes_text: str | None = "VOTES") -> str:
-        """The ``pate-analyze`` command that reproduces the answer (``votes_text``: the
-        VOTES argument as typed; None with ``--predictions``)."""
+        """The ``pate-analyze`` command reproducing the answer (``votes_text``: VOTES as typed;
+        None with ``--predictions``)."""
         words = ["pate-analyze", *([] if votes_text is None else [votes_text]),
                  "-m", self.mechanism]
         for key in ("sigma", "threshold", "sigma_threshold", "laplace_scale", "eta"):
@@ -116,8 +114,8 @@ class Calibration:
         return shlex.join(words)
 
     def to_dict(self, votes_text: str | None = "VOTES") -> dict:
-        """The JSON of ``pate-calibrate -f json`` (cli:pate-calibrate): provenance, the answer, its
-        figures (``votes_text`` as in ``command``)."""
+        """``pate-calibrate -f json``'s JSON (cli:pate-calibrate): provenance, answer, figures
+        (``votes_text`` as in ``command``)."""
         result, bound = self.result, any_run_bound(self.result)
         source = result.source
         params = result.mechanism.params  # the threshold step's curve (math:screening)
@@ -375,8 +373,8 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
 
 
 def _threshold_notes(params: dict, teachers: float, *, scale_all: bool) -> list[str]:
-    """A note when the threshold T found (``scale_all``) or given is above M: no plurality
-    reaches it, so only the selection noise answers; the advice names the options given."""
+    """A note when T (found with ``scale_all``, or given) is above M: no plurality reaches it,
+    only the selection noise answers; the advice names the options given."""
     threshold = params.get("threshold")
     if threshold is None or threshold <= teachers:
         return []
@@ -389,8 +387,8 @@ def _threshold_notes(params: dict, teachers: float, *, scale_all: bool) -> list[
 
 def _monotone_notes(seen: dict, name: str, *, inverse: bool = False,
                     quantity: str = "epsilon") -> list[str]:
-    """A note when the target's figure (``quantity``) rose with the noise somewhere among
-    the analysed values (``inverse``: values are eta, and the figure should rise)."""
+    """A note where the target's figure (``quantity``) rose with the noise among the analysed
+    values (``inverse``: values are eta, the figure should rise)."""
     points = sorted(seen.items(), reverse=inverse)
     for (x1, e1), (x2, e2) in zip(points, points[1:], strict=False):
         if e2 > e1 * (1 + 1e-12) + 1e-15:
@@ -428,8 +426,8 @@ def _text(value) -> str:
 
 
 def _orders_text(orders) -> str | None:
-    """The ``--orders`` of the reproducing command: as typed, or a grid as compact
-    ``a:b:s`` text (``sweep.columns.orders_text``); None for math:conversion's grid."""
+    """The reproducing command's ``--orders``: as typed, or a grid as ``a:b:s`` text
+    (``orders_text``); None for math:conversion's grid."""
     if orders is None or isinstance(orders, str):
         return orders
     text = orders_text(tuple(float(x) for x in orders))

@@ -30,13 +30,13 @@ class CalibrationTarget:
     @classmethod
     def of(cls, *, epsilon: float | None = None, tpr: float | None = None,
            at_fpr: float | None = None, advantage: float | None = None) -> CalibrationTarget:
-        """The one target given (``--target-epsilon``, ``--target-tpr`` with
-        ``--at-fpr``, or ``--target-advantage``).
+        """The one target given (``--target-epsilon``, ``--target-tpr`` with ``--at-fpr``, or
+        ``--target-advantage``).
 
         Raises:
-          OptionError: for none or several targets, or a value out of range: epsilon
-            positive, advantage in (0, 1), a TPR in (FPR, 1] (an attacker who guesses at
-            random reaches TPR = FPR whatever the noise).
+          OptionError: none or several targets, or a value out of range: epsilon positive,
+            advantage in (0, 1), TPR in (FPR, 1] (random guessing reaches TPR = FPR whatever
+            the noise).
         """
         given = [name for name, value in (("--target-epsilon", epsilon),
                                           ("--target-tpr", tpr),
@@ -87,8 +87,7 @@ class CalibrationTarget:
         return f"TPR at FPR {self.at_fpr:g}" if self.quantity == "tpr" else self.quantity
 
     def text(self) -> str:
-        """The target as a person reads it: ``epsilon 2``, ``TPR 0.05 at FPR 0.01``,
-        ``advantage 0.1``."""
+        """The target as read: ``epsilon 2``, ``TPR 0.05 at FPR 0.01``, ``advantage 0.1``."""
         if self.quantity == "tpr":
             return f"TPR {self.value:g} at FPR {self.at_fpr:g}"
         return f"{self.quantity} {self.value:g}"

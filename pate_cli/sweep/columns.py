@@ -1,6 +1,5 @@
-"""The sweep row schema: grid parameters, which mechanism uses which, the columns, the
-columns that identify a point (``point_key``, ``place_key``) and the canonical text of
-an order grid (``orders_text``)."""
+"""The sweep row schema: grid parameters and which mechanism uses which, the columns, those
+identifying a point (``point_key``, ``place_key``), an order grid's text (``orders_text``)."""
 
 from __future__ import annotations
 
@@ -95,16 +94,16 @@ OPTIONAL_KEYS = ("eta", "sampling_steps", "read")
 TEXT_KEY_COLUMNS = ("file", "mechanism", "accounting", "conversion", "orders", "sha256",
                      "labels_sha256", "student_sha256", "version", "screening", "sampling",
                      "vote_change", "sampling_steps", "read")
-# Key columns of whole numbers, compared as integers (seeds reach 2^63 - 1: 2^62 and
-# 2^62 + 1 are one float).
+# Key columns of whole numbers, compared as integers (seeds reach 2^63 - 1: 2^62 and 2^62 + 1
+# are one float).
 INTEGER_KEY_COLUMNS = ("svt_cutoff", "queries", "repeats", "seed")
 
 
 @functools.lru_cache(maxsize=64)
 def orders_text(orders: tuple | None) -> str:
-    """Canonical text of an order grid: ``default`` for math:conversion's grid (None), else
-    a comma list with runs of three or more evenly spaced orders as ``start:stop:step``,
-    each reading back exactly (equal grids, equal text; different grids, different text)."""
+    """Canonical text of an order grid: ``default`` for math:conversion's grid (None), else a
+    comma list, runs of three or more evenly spaced orders as ``start:stop:step``, each
+    reading back exactly (equal grids, equal text; different grids, different text)."""
     if orders is None:
         return "default"
     values = tuple(float(x) for x in orders)
@@ -147,8 +146,8 @@ def _short(value: float) -> str:
 
 
 def point_key(row: dict) -> tuple | None:
-    """A hashable identity of a row: its KEY_COLUMNS, numbers as floats, blanks as None;
-    None (matching nothing) when the row lacks one (an older pate-sweep's table)."""
+    """A row's hashable identity: its KEY_COLUMNS, numbers as floats, blanks as None; None
+    (matching nothing) when the row lacks one (an older pate-sweep's table)."""
     if any(column not in row for column in KEY_COLUMNS if column not in OPTIONAL_KEYS):
         return None
     return _key(row, KEY_COLUMNS)
@@ -175,9 +174,9 @@ def _key(row: dict, columns) -> tuple:
 
 
 def risk_columns(risks: list) -> dict:
-    """``RISK_COLUMNS`` of a point: each bound the largest over its replays' publishable
-    attack risks (math:risk), the route of the one with the largest advantage; empty
-    without a risk (individualized runs)."""
+    """A point's ``RISK_COLUMNS``: each bound the largest over its replays' publishable attack
+    risks (math:risk), the route the largest advantage's; empty without a risk
+    (individualized runs)."""
     if not risks or any(risk is None for risk in risks):
         return {}
     reported = np.max([risk.at_reported for risk in risks], axis=0)

@@ -23,9 +23,8 @@ from ..threads import share_cores
 WATCH_SECONDS = 0.25
 _PR_SET_PDEATHSIG = 1
 
-# Dask's address forms: scheme://host:port for the network backends (host a name, an IPv4
-# address or a bracketed IPv6 one), inproc://host/pid/n for a scheduler in the same
-# process, or host:port (distributed assumes tcp).
+# Dask's address forms: scheme://host:port (host a name, IPv4 or bracketed IPv6),
+# inproc://host/pid/n (a scheduler in this process), or host:port (tcp assumed).
 _HOST_PORT = r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]{1,5})/?"
 _ADDRESS = re.compile(rf"(?:(?:tcp|tls|ws|wss|ucx)://)?{_HOST_PORT}"
                       r"|inproc://[A-Za-z0-9_.:-]+/[0-9]+/[0-9]+")
@@ -44,8 +43,8 @@ def scheduler_address(address: str) -> str:
 
 
 class LocalPool(ProcessPoolExecutor):
-    """A process pool whose workers ignore Ctrl-C and die with this process; leaving its
-    ``with`` block by an exception ends the running tasks (``stop``)."""
+    """A process pool whose workers ignore Ctrl-C and die with this process; an exception
+    leaving its ``with`` block ends the running tasks (``stop``)."""
 
     def __exit__(self, exc_type, *_):
         stop(self, terminate=exc_type is not None)
@@ -58,10 +57,9 @@ def local_pool(workers: int) -> LocalPool:
 
 
 def _start_worker(workers: int) -> None:
-    """Worker initializer: Ctrl-C and SIGTERM are the parent's to handle (a worker forked
-    while the parent's own SIGTERM handler is installed must not inherit it), the worker
-    exits when its parent does, and its threads are its share of the cores (``workers``
-    processes share them: more threads would only contend; no figure depends on it)."""
+    """Worker initializer: Ctrl-C and SIGTERM are the parent's (a worker forked under the
+    parent's SIGTERM handler must not inherit it); exit with the parent; threads: its share of
+    the cores among ``workers`` processes (more would contend; no figure depends on it)."""
     share_cores(workers)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -84,8 +82,8 @@ def _watch_parent(parent: int) -> None:
 
 def dask_executor(address: str, *, connect, timeout="10s"):
     """``(executor, threads)`` on the Dask scheduler at ``address`` (``connect``: a
-    ``distributed.Client``); ``InputError`` when none answers within ``timeout``. A
-    half-made client is closed at once (its destructor would hang at exit)."""
+    ``distributed.Client``); ``InputError`` if none answers within ``timeout``. A half-made
+    client is closed at once (its destructor would hang at exit)."""
     import distributed.client
 
     _probe(address, _seconds(timeout))
@@ -120,8 +118,7 @@ def scheduler_executor(address: str, *, timeout="10s"):
 
 @contextlib.contextmanager
 def scheduler_pool(address: str, *, timeout="10s") -> Iterator:
-    """The executor of the Dask scheduler at ``address``, stopped with its tasks ended
-    after the block (``pate-analyze --scheduler``)."""
+    """The Dask scheduler's executor at ``address``, stopped (tasks ended) after the block."""
     executor, _ = scheduler_executor(address, timeout=timeout)
     try:
         yield executor
@@ -131,8 +128,8 @@ def scheduler_pool(address: str, *, timeout="10s") -> Iterator:
 
 def sweep_executor(workers: int | None, scheduler: str | None, tasks: int):
     """``(executor or None, description, tasks in flight)`` for ``tasks`` points: the Dask
-    scheduler's, else ``workers`` local processes (default: the cores; at most one per
-    task), or None (in this process) for one or none."""
+    scheduler's, else ``workers`` local processes (default: the cores; at most one per task),
+    or None (this process) for one task or none."""
     if tasks == 0:  # every row reused (--resume): no scheduler is contacted
         return None, "nothing to compute", None
     if scheduler:
@@ -157,9 +154,9 @@ _HANDSHAKE_BYTES = 1 << 24
 
 
 def _probe(address: str, seconds: float) -> None:
-    """Fail fast (``InputError``, one line) unless a Dask scheduler's handshake (its first 8
-    bytes: a length) arrives at a ``tcp://`` ``address`` within ``seconds``: another service
-    would make the client hang. Other schemes are left to the client."""
+    """Fail fast (``InputError``, one line) unless a Dask handshake (first 8 bytes: a length)
+    arrives from a ``tcp://`` ``address`` within ``seconds``: another service would hang the
+    client. Other schemes are left to the client."""
     import socket
     import struct
 
@@ -227,7 +224,7 @@ def stop(executor, *, terminate: bool) -> None:
     client = getattr(executor, "pate_client", None)
     if client is not None:
         # Closing while results are gathered fails their callbacks (CommClosedError), which
-        # tornado would log as a traceback: those results are not wanted any more.
+        # tornado would log as tracebacks: those results are unwanted.
         _quiet_abandoned(executor)
         executor.shutdown(wait=False)
         with contextlib.suppress(Exception):
@@ -241,13 +238,11 @@ def stop(executor, *, terminate: bool) -> None:
 
 
 def abandon(executor, futures) -> None:
-    """Give up ``futures`` of ``executor``, whose results are no longer wanted (Ctrl-C,
-    SIGTERM, a failed point): cancel them, except a ``LocalPool``'s, which its ``stop``
-    cancels. Cancelled here, a pool's queued task waits in its queue until the pool's
-    manager thread reaches it; if the workers are terminated first, that thread marks it
-    failed, which Python 3.11 refuses for a cancelled future (``InvalidStateError``, printed
-    as a thread's traceback). ``stop``'s ``shutdown(cancel_futures=True)`` cancels them in
-    that thread."""
+    """Give up ``futures`` (Ctrl-C, SIGTERM, a failed point): cancel them, except a
+    ``LocalPool``'s, which ``stop`` cancels in the pool's manager thread
+    (``shutdown(cancel_futures=True)``): cancelled here, a queued task whose workers are
+    terminated first is marked failed by that thread, which Python 3.11 refuses for a cancelled
+    future (``InvalidStateError``, printed as a thread's traceback)."""
     if isinstance(executor, LocalPool):
         return
     if futures:
@@ -257,10 +252,9 @@ def abandon(executor, futures) -> None:
 
 
 def _quiet_abandoned(executor) -> None:
-    """Before a Dask client's tasks are abandoned (cancelled on Ctrl-C, SIGTERM or a failed
-    point, then the client closed), silence the loggers through which it reports them
-    (tornado's callback errors, distributed's client), for the rest of the process: it is
-    closing its one cluster connection. Nothing for other executors."""
+    """Before a Dask client's tasks are abandoned (then the client closed), silence the loggers
+    reporting them (tornado's callback errors, distributed's client) for the rest of the
+    process, which is closing its one cluster connection. Nothing for other executors."""
     import logging
 
     if getattr(executor, "pate_client", None) is None:

@@ -1,11 +1,10 @@
 """The rows of a sweep as they finish, in a sidecar beside ``--out`` (``OUT.partial``).
 
-OUT is written once, atomically, at the end; until then each finished row is appended to
-the sidecar with one ``os.write`` (a JSON object of ``SWEEP_COLUMNS`` per line), so a killed
-run leaves its rows for ``--resume``. The sidecar starts afresh without ``--resume`` and is
-removed once OUT is written; a symbolic link there is replaced, never written through; a
-last line cut short by a kill is dropped before the first new row.
-"""
+OUT is written once, atomically, at the end; until then each finished row is appended to the
+sidecar with one ``os.write`` (a JSON object of ``SWEEP_COLUMNS`` per line), so a killed run
+leaves its rows for ``--resume``. The sidecar starts afresh without ``--resume`` and is removed
+once OUT is written; a symbolic link there is replaced, never written through; a last line cut
+short by a kill is dropped before the first new row."""
 
 from __future__ import annotations
 
@@ -20,8 +19,8 @@ from .columns import SWEEP_COLUMNS
 from .table import TEXT_COLUMNS
 
 SUFFIX = ".partial"
-# Columns an older release's sidecar lacks: its rows read with them empty (their points
-# are computed again, ``resume._has_epsilon``; another grid's stay in the sidecar).
+# Columns an older release's sidecar lacks: its rows read with them empty (their points are
+# computed again, ``resume._has_epsilon``; another grid's stay in the sidecar).
 LATER_COLUMNS = ("epsilon_max", "epsilon_any_run")
 
 
@@ -31,8 +30,8 @@ def journal_path(out: str) -> str:
 
 
 class RowJournal:
-    """Appends finished rows to a sidecar; ``error``: None while every row is on disk, else
-    the ``OSError`` that stopped it (the rows before it are kept)."""
+    """Appends finished rows to a sidecar; ``error``: None while every row is on disk, else the
+    ``OSError`` that stopped it (rows before it kept)."""
 
     def __init__(self, path: str, *, append: bool):
         self.path = path
@@ -77,8 +76,8 @@ class RowJournal:
                 self.error = self.error or error
 
     def keep_only(self, rows: list[dict]) -> None:
-        """Close, and leave only ``rows`` in the sidecar (rewritten atomically): another
-        grid's unfinished rows, which this run did not put in its table."""
+        """Close, leaving only ``rows`` (another grid's, not in this run's table) in the
+        sidecar, rewritten atomically."""
         self.close()
         if self._opened:
             keep_rows(self.path, rows)
@@ -119,9 +118,9 @@ def keep_rows(path: str, rows: list[dict]) -> None:
 
 
 def read_journal(path: str, damage: list | None = None) -> list[dict]:
-    """The complete rows of a sidecar in order ([] when none). A last line cut short is
-    skipped silently; other incomplete rows, or an unreadable sidecar, are said in
-    ``damage`` (one sentence each: ``--resume`` warns)."""
+    """A sidecar's complete rows in order ([] when none). A last line cut short is skipped
+    silently; other incomplete rows, or an unreadable sidecar, go to ``damage`` (one sentence
+    each: ``--resume`` warns)."""
     try:
         with open(path, "rb") as stream:
             data = stream.read()
@@ -165,9 +164,8 @@ def _row(line: bytes) -> dict | None:
 
 
 def _cell_fits(column: str, value) -> bool:
-    """A cell a row's key and table can hold: a number in a number column, text (or a
-    number, read as its text) in a text column, or null (an edited ``"sigma": ""`` is no
-    row: its key could not be formed)."""
+    """A cell a row's key and table can hold: a number in a number column, text (or a number,
+    read as text) in a text column, or null (an edited ``"sigma": ""`` is no row: no key)."""
     if value is None:
         return True
     if isinstance(value, str) and column in TEXT_COLUMNS:

@@ -15,9 +15,9 @@ SHARED_CURVE_BYTES = 128 << 20
 
 
 class PointMemory:
-    """What the points run by one process keep: each source's vote set (and student),
-    opened once and checked against the planned sha256, and the shared noise blocks and
-    curves (``analysis.run.SharedWork``, up to ``SHARED_NOISE_BYTES``/``SHARED_CURVE_BYTES``)."""
+    """What one process's points keep: each source's vote set (and student), opened once and
+    checked against the planned sha256, and the shared noise blocks and curves
+    (``SharedWork``, up to ``SHARED_NOISE_BYTES``/``SHARED_CURVE_BYTES``)."""
 
     def __init__(self) -> None:
         self.sources: dict = {}

@@ -1,16 +1,14 @@
 """Parameter sweeps: one analysis per grid point, averaged over seeded replays (cli:per-query).
 
-Grid order: vote files, then mechanisms as given, then parameters in column order (``sigma,
-threshold, sigma_threshold, laplace_scale, svt_scale, svt_cutoff, eta, queries``;
-confident-exponential: ``eta, threshold, sigma_threshold``), the last fastest. A point is a
-task with seeds ``seed, seed+1, ...``, naming its vote file (each worker maps it once):
-rows do not depend on the worker. Over the R replays: means and sample standard deviations
-(``ddof=1``; 0 when R = 1); ``order`` the most chosen (smallest among ties);
-``epsilon_data_independent`` the mean (it depends on the answered count); attack-risk
-columns the largest. ``--resume`` reuses a row only for the same KEY_COLUMNS.
-
-Size: one concept, a sweep's points: planning them, running one (its row) and running
-many (in grid order, on any executor).
+Grid order: vote files, mechanisms as given, parameters in column order (``sigma, threshold,
+sigma_threshold, laplace_scale, svt_scale, svt_cutoff, eta, queries``; confident-exponential:
+``eta, threshold, sigma_threshold``), the last fastest. A point is a task with seeds ``seed,
+seed+1, ...`` naming its vote file (each worker maps it once): rows do not depend on the
+worker. Over the R replays: means and sample standard deviations (``ddof=1``; 0 when R = 1);
+``order`` the most chosen (smallest among ties); ``epsilon_data_independent`` the mean (it
+depends on the answered count); attack-risk columns the largest. ``--resume`` reuses a row
+only for the same KEY_COLUMNS.
+Size: one concept, a sweep's points: planning them, running one (its row) and many.
 """
 
 from __future__ import annotations
@@ -127,8 +125,7 @@ class SweepPoint:
         return place_key(self.row_head())
 
     def row_head(self) -> dict:
-        """The columns of this point's row known before it runs: parameters, settings
-        and the provenance of its numbers (KEY_COLUMNS, and ``teachers``)."""
+        """The row's columns known before it runs: KEY_COLUMNS and ``teachers``."""
         params = dict(self.params)
         head = {"file": self.source.file, "mechanism": self.mechanism}
         head.update({name: params.get(name) for name in GRID_PARAMETERS})
@@ -157,8 +154,8 @@ def plan_points(sources: Iterable[VoteSource], mechanisms: Iterable[str], grids:
     """Every grid point in grid order, parameters resolved and validated (``ValueError`` names
     the first invalid one). ``grids``: name (or ``queries``) -> values, iterated only for
     mechanisms using them (else the default from M); ``shapes``: path -> (queries, teachers,
-    output starts or None): a ``queries`` value inside an output keeps the outputs before
-    it whole, as pate-analyze's ``-n`` (a ``PateWarning``; one point where two meet)."""
+    output starts or None): a ``queries`` value inside an output keeps the whole outputs
+    before it, as pate-analyze's ``-n`` (a ``PateWarning``; one point where two meet)."""
     mechanisms = list(mechanisms)
     points = []
     for source in sources:
@@ -190,9 +187,9 @@ def plan_points(sources: Iterable[VoteSource], mechanisms: Iterable[str], grids:
 
 
 def _whole_outputs(values, starts, total: int, file: str) -> tuple:
-    """The ``queries`` grid over a file with an output grouping: each value inside an
-    output rounded down to the outputs before it (``inputs.output_ids``), with its note as a
-    ``PateWarning``; values that meet, once. Values beyond the file are left to refuse."""
+    """The ``queries`` grid over a file with outputs: a value inside an output rounded down to
+    the outputs before it, its note a ``PateWarning``; values that meet, once; values beyond
+    the file left to refuse."""
     kept = []
     for value in values:
         if value is not None and value <= total:
@@ -237,9 +234,9 @@ WARNINGS_KEY = "warnings"
 
 
 def check_sweep_options(mechanisms, spec):
-    """pate-analyze's option rules (``analysis.run_spec``) for every mechanism of ``spec``,
-    before any work (the first broken one's ``OptionError``); an option only some take is
-    refused when none does. Returns the parsed ``--sampling`` (or None)."""
+    """pate-analyze's option rules for every mechanism of ``spec``, before any work (the first
+    broken one's ``OptionError``); an option only some take is refused when none does.
+    Returns the parsed ``--sampling`` (or None)."""
     if spec.seed + spec.repeats - 1 > SEED_LIMIT:  # the table's seed column is int64
         raise OptionError(f"--seed: a sweep's seeds (seed .. seed + repeats - 1) are at most "
                           f"2^63 - 1 = {SEED_LIMIT} (its table stores them as 64-bit "
@@ -265,8 +262,7 @@ def check_sweep_options(mechanisms, spec):
 
 
 def _run_spec(name: str, spec, **options) -> RunSpec:
-    """pate-analyze's spec of mechanism ``name`` in sweep ``spec`` (``options``: the
-    grid's options it is checked with)."""
+    """pate-analyze's spec of ``name`` in sweep ``spec``, with the grid's ``options``."""
     student = "given" if spec.students and name == "interactive" else None
     return RunSpec.of(name, **{"accounting": spec.accounting, "budget": spec.budget,
                                "tuning": spec.tuning, "sampling": spec.sampling,
@@ -274,10 +270,9 @@ def _run_spec(name: str, spec, **options) -> RunSpec:
 
 
 def _grid_options(spec) -> dict:
-    """The options of sweep ``spec`` that only some mechanisms take: each grid parameter
-    given (its first value), ``--confidence``, ``--screening gaussian``,
-    ``--sampling-steps``, ``--student`` and the order grid; pate-sweep refuses one no
-    mechanism takes."""
+    """``spec``'s options only some mechanisms take: each grid parameter given (first value),
+    ``--confidence``, ``--screening gaussian``, ``--sampling-steps``, ``--student``, the order
+    grid; pate-sweep refuses one no mechanism takes."""
     given = {key: values[0] for key, values in spec.grids.items() if key != "queries"}
     given.update({key: value for key, value in (
         ("orders", spec.orders), ("order", spec.order),
@@ -352,9 +347,9 @@ def _std(values: np.ndarray) -> float:
 
 def run_points(points: list[SweepPoint], *, executor=None,
                in_flight: int | None = None) -> Iterator[tuple[int, dict]]:
-    """Yield ``(position in points, row)`` as points finish: here in order without an
-    executor, else at most ``in_flight`` tasks queued (default 4 per worker, else 8); a task's
-    exception is raised here after the pending tasks are given up (``abandon``)."""
+    """Yield ``(position in points, row)`` as points finish: in order here without an executor,
+    else at most ``in_flight`` queued (default 4 per worker, else 8); a task's exception is
+    raised here after the pending tasks are given up (``abandon``)."""
     if executor is None:
         memory = PointMemory()  # dropped with the generator
         for position, point in enumerate(points):
@@ -395,12 +390,11 @@ def one_per_file(values, files, name: str) -> list:
 def open_sources(files, labels=None, students=None, index_col: int | None = None,
                  classes: int | None = None, columns=None, spec=None
                  ) -> tuple[list[VoteSource], dict]:
-    """Validate every vote file (with its labels and student) once, in this process: the
-    sources and ``{path: (queries, teachers)}``. ``labels``, ``students``: None, one path or
-    one per file; ``spec``: the sweep's, whose every mechanism's input rules
-    (``run_spec.INPUT_RULES``) each file must pass (with a single ``-n N``, a labels file
-    may hold one label per analysed query, as pate-analyze's ``--labels``); the rest as
-    ``load_votes``'s. Raises ``InputError`` / ``ValueError`` / ``OptionError``."""
+    """Validate every vote file (with labels and student) once, here: the sources and
+    ``{path: (queries, teachers)}``. ``labels``, ``students``: None, one path or one per file;
+    each file must pass every mechanism's ``run_spec.INPUT_RULES`` in ``spec`` (with a single
+    ``-n N`` a labels file may hold one label per analysed query, as pate-analyze's); the rest
+    as ``load_votes``'s. Raises ``InputError`` / ``ValueError`` / ``OptionError``."""
     labels = one_per_file(labels, files, "--labels")
     students = one_per_file(students, files, "--student")
     columns = column_map(columns)
@@ -429,8 +423,8 @@ def open_sources(files, labels=None, students=None, index_col: int | None = None
 
 
 def _check_reopenable(path) -> None:
-    """A sweep's workers open each file themselves: standard input and a pipe (a FIFO, a
-    process substitution) can be read once only, so they are refused before reading."""
+    """Refuse, before reading, standard input and pipes (FIFO, process substitution): workers
+    open each file themselves, and those read once only."""
     if path is None:
         return
     name = os.fspath(path)  # (missing, or a directory: load_votes says so)
@@ -441,8 +435,8 @@ def _check_reopenable(path) -> None:
 
 
 def source_for(file: str, *, sha256: str, labels: str | None, student: str | None):
-    """A VoteSource with absolute paths (what workers on the same file system open) and
-    the sha256 of the labels and student files."""
+    """A VoteSource with absolute paths (workers on the same file system open them) and the
+    labels and student files' sha256."""
     def absolute(path):
         return None if path is None else os.path.abspath(path)
 

@@ -1,9 +1,7 @@
-"""``pate-sweep --resume``: which rows of an existing table (and of its sidecar of
-finished rows, ``journal.py``) are reused, replaced or kept.
-
-A row is reused only when it matches a planned point on every column that made its
-numbers (``columns.KEY_COLUMNS``: options, input files' sha256, tool version).
-"""
+"""``pate-sweep --resume``: which rows of an existing table (and its sidecar of finished rows,
+``journal.py``) are reused, replaced or kept. A row is reused only when it matches a planned
+point on every column that made its numbers (``KEY_COLUMNS``: options, input files' sha256,
+tool version)."""
 
 from __future__ import annotations
 
@@ -22,8 +20,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ResumePlan:
-    """What ``--resume`` does with a table's rows: ``reused`` ``{point index: row}`` (every
-    KEY_COLUMN matches); ``replaced`` (planned places that do not, recomputed); ``others``
+    """``--resume``'s sort of a table's rows: ``reused`` ``{point index: row}`` (every
+    KEY_COLUMN matches); ``replaced`` (planned places that do not: recomputed); ``others``
     (unplanned places, kept in order)."""
 
     reused: dict
@@ -53,8 +51,8 @@ def match_rows(points: list[SweepPoint], rows: list[dict]) -> ResumePlan:
 
 
 def _has_epsilon(row: dict) -> bool:
-    """Every figure of a row, as an epsilon can be (a table written before ``epsilon_max``
-    or ``epsilon_any_run`` lacks it; an edited cell may be negative)."""
+    """Whether every figure of a row is a valid epsilon (an older table lacks ``epsilon_max``
+    or ``epsilon_any_run``; an edited cell may be negative)."""
     figures = [row.get("epsilon"), row.get("epsilon_max")]
     if reports_any_run_bound(row.get("mechanism") in SELECTING, str(row.get("accounting")),
                              halts=row.get("budget") is not None):
@@ -65,7 +63,7 @@ def _has_epsilon(row: dict) -> bool:
 
 def resumed_rows(points: list[SweepPoint], table: list[dict], journal: list[dict]
                  ) -> tuple[list[dict], list[dict]]:
-    """The rows ``--resume`` starts from: the table's with the sidecar's at planned places over
+    """The rows ``--resume`` starts from: the table's, the sidecar's at planned places over
     them (:func:`merge_rows`), and the sidecar's at unplanned places (another grid's
     unfinished run: kept in the sidecar, never folded into this table)."""
     planned = {point.place() for point in points}
@@ -90,8 +88,7 @@ def merge_rows(table: list[dict], journal: list[dict]) -> list[dict]:
 
 def resume_text(out: str, plan: ResumePlan, total: int, *, exists: bool,
                 sidecar: str) -> str:
-    """How many rows ``--resume`` reuses and how many it computes, and why others are
-    not (one line)."""
+    """One line: how many rows ``--resume`` reuses, how many it computes, why others are not."""
     reused = len(plan.reused)
     partial = os.path.exists(sidecar)
     rows = f"{total} row{'s' if total != 1 else ''}"

@@ -1,5 +1,5 @@
-"""``pate-sweep``'s run between the plan and the table: checks before any work, the tasks
-run with finished rows kept when stopped, rows in grid order, notes counted."""
+"""``pate-sweep`` between plan and table: checks before any work, tasks run (finished rows kept
+when stopped), rows in grid order, notes counted."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from .resume import ResumePlan
 
 def check_grid_size(mechanisms: list[str], grids: dict, *, files: int,
                     max_points: int) -> None:
-    """``OptionError`` when the grid has more points than ``max_points`` (``--max-points``),
-    an empty axis or no file, before any work."""
+    """``OptionError``, before any work, for more than ``max_points`` points, an empty axis or
+    no file."""
     if not files:
         raise OptionError("give at least one vote file")
     for name, values in grids.items():
@@ -26,8 +26,8 @@ def check_grid_size(mechanisms: list[str], grids: dict, *, files: int,
 
 
 def check_resume(*, out: str | None, resume: bool, tuning) -> None:
-    """``--resume`` needs ``--out``; every point's RDP curve (``--tuning``) is not in a
-    table read back: ``OptionError`` for each."""
+    """``OptionError``: ``--resume`` without ``--out``, or with ``--tuning`` (a table read back
+    lacks every point's RDP curve)."""
     if resume and not out:
         raise OptionError("--resume needs --out (the file to resume)")
     if tuning is not None and resume:
@@ -37,9 +37,9 @@ def check_resume(*, out: str | None, resume: bool, tuning) -> None:
 
 def run_tasks(tasks, *, executor, in_flight: int | None, journal, sigterm,
               done=None) -> tuple[dict, object]:
-    """Run the points ``tasks``: ``({point index: row}, None | "interrupted" | "terminated"
-    | the exception)``; each row goes to ``journal`` (if any), then ``done(1)``. Ctrl-C,
-    SIGTERM (``sigterm`` armed meanwhile) and a failing task stop the run, keeping rows."""
+    """Run ``tasks``: ``({point index: row}, None | "interrupted" | "terminated" | the
+    exception)``; each row goes to ``journal`` (if any), then ``done(1)``. Ctrl-C, SIGTERM
+    (``sigterm`` armed meanwhile) and a failing task stop the run, keeping rows."""
     finished: dict[int, dict] = {}
     failure: object = None
     try:
@@ -65,8 +65,8 @@ def run_tasks(tasks, *, executor, in_flight: int | None, journal, sigterm,
 
 
 def in_grid_order(points, finished: dict, plan: ResumePlan) -> list[dict]:
-    """This grid's finished and reused rows in grid order (the kept rows of other places,
-    ``plan.others``, are not this run's: the caller writes them after)."""
+    """This grid's finished and reused rows in grid order (``plan.others`` are not this run's:
+    the caller writes them after)."""
     rows = []
     for point in points:
         if point.index in finished:
@@ -77,8 +77,8 @@ def in_grid_order(points, finished: dict, plan: ResumePlan) -> list[dict]:
 
 
 def warning_lines(rows, computed: int) -> list[str]:
-    """Each kind of note the rows carry once, as one ``Warning:`` line with how many of
-    the ``computed`` points it concerns."""
+    """One ``Warning:`` line per kind of note the rows carry, with how many of the ``computed``
+    points it concerns."""
     counts: dict[str, int] = {}
     for row in rows:
         for note in row.get(WARNINGS_KEY, ()):

@@ -32,9 +32,9 @@ def _score(row: dict, column: str) -> float:
 
 
 def largest_epsilon(row: dict) -> float | None:
-    """A row's largest epsilon over its replays (``epsilon_max``; ``epsilon`` for a row
-    without it: one replay); under data-independent accounting the bound for any run
-    where the row has one (``epsilon_any_run``: a selection step's count is the votes')."""
+    """A row's largest epsilon over its replays (``epsilon_max``, else ``epsilon``: one
+    replay); data-independent: the any-run bound where the row has one (``epsilon_any_run``:
+    a selection step's count is the votes')."""
     bound = _any_run(row)
     if bound is not None:
         return bound
@@ -43,8 +43,8 @@ def largest_epsilon(row: dict) -> float | None:
 
 
 def _any_run(row: dict) -> float | None:
-    """Under data-independent accounting, a row's bound for any run where it has one (the
-    ``epsilon`` of a selection step's row composes its count, the votes'); else None."""
+    """Data-independent: a row's any-run bound where it has one (a selection step's row's
+    ``epsilon`` composes its count, the votes'); else None."""
     bound = row.get("epsilon_any_run")
     if row.get("accounting") == "data-independent" and bound is not None and bound == bound:
         return float(bound)
@@ -58,9 +58,9 @@ def _published(row: dict) -> float:
 
 
 def best_row(rows: list[dict], epsilon: float) -> dict | None:
-    """The row answering the most queries with every replay within ``epsilon`` (cli:pate-sweep
-    ``--best``; its command holds at any seed), or None; ties: better label accuracy (when
-    every row has one), smaller largest epsilon, earlier row."""
+    """The row answering the most queries with every replay within ``epsilon``
+    (cli:pate-sweep ``--best``; its command holds at any seed), or None; ties: better label
+    accuracy (when every row has one), smaller largest epsilon, earlier row."""
     accuracy = score_column(rows) == "label_accuracy"
     within = [(position, row) for position, row in enumerate(rows)
               if (largest := largest_epsilon(row)) is not None and largest <= epsilon]
@@ -72,9 +72,9 @@ def best_row(rows: list[dict], epsilon: float) -> dict | None:
 
 
 def pareto_rows(rows: list[dict]) -> list[dict]:
-    """Rows no other row of the same file beats (``figure_data.frontier_mask`` per file:
-    at most the epsilon and at least the score, label accuracy else answered, strictly
-    better in one). Order is kept."""
+    """Rows no other row of the same file beats (``frontier_mask`` per file: at most the
+    epsilon, at least the score (label accuracy, else answered), strictly better in one), in
+    order."""
     column = score_column(rows)
     files = np.array([row["file"] for row in rows], dtype=object)
     epsilon = np.array([_published(row) for row in rows], dtype=np.float64)
@@ -88,8 +88,8 @@ def pareto_rows(rows: list[dict]) -> list[dict]:
 
 def pareto_note(rows: list[dict]) -> str | None:
     """The note after ``--pareto`` where its frontier ranks rows by what depends on the private
-    votes (data-dependent epsilons, a selection step's answers, label accuracy): choosing one of
-    them is not covered by its epsilon (math:tuning); ``None`` where nothing is chosen."""
+    votes (data-dependent epsilons, a selection step's answers, label accuracy): choosing one
+    is not covered by its epsilon (math:tuning); ``None`` where nothing is chosen."""
     if len(rows) < 2 or not any(row.get("accounting") != "data-independent"
                                 or _ranked_by_votes(row) for row in rows):
         return None
@@ -109,8 +109,8 @@ def analyze_command(row: dict, *, labels: str | None = None, student: str | None
                     orders: str | None = None, conversion: str = "classic",
                     index_col: int | None = None, classes: int | None = None,
                     columns=None) -> str:
-    """The ``pate-analyze`` command line that reruns a row's analysis (its first seed;
-    ``index_col``, ``classes`` and ``columns``: how its vote file was read)."""
+    """The ``pate-analyze`` command rerunning a row (its first seed; ``index_col``, ``classes``,
+    ``columns``: how its vote file was read)."""
     words = ["pate-analyze", row["file"], "-m", row["mechanism"]]
     for column in ("sigma", "threshold", "sigma_threshold", "laplace_scale", "svt_scale",
                    "svt_cutoff", "eta", "confidence"):
@@ -142,8 +142,8 @@ def analyze_command(row: dict, *, labels: str | None = None, student: str | None
 
 
 def best_command(chosen: dict, spec, orders) -> str:
-    """``analyze_command`` for ``--best``'s row of ``spec`` (``sweep.api.SweepSpec``), with
-    its file's ``--labels`` and (Interactive) ``--student``; ``orders`` the grid."""
+    """``analyze_command`` for ``--best``'s row of ``spec`` (a ``SweepSpec``), with its file's
+    ``--labels`` and (Interactive) ``--student``; ``orders`` the grid."""
     files = spec.files
     label_of = dict(zip(files, one_per_file(spec.labels, files, "--labels"), strict=True))
     student_of = dict(zip(files, one_per_file(spec.students, files, "--student"),
@@ -167,10 +167,10 @@ def no_best_text(rows: list[dict], epsilon: float) -> str:
 
 def best_lines(chosen: dict, rows: list[dict], epsilon: float, command: str, *,
                searched: bool = False) -> list[str]:
-    """The lines after ``--best``'s row: the warning that a row chosen by a data-dependent
-    epsilon leaks beyond it, or (without ``searched``, ``--tuning``'s columns) that a
-    choice among several rows by what the replays answered is not covered by the chosen
-    row's epsilon (math:tuning), then the choice and its ``pate-analyze`` command."""
+    """The lines after ``--best``'s row: a row chosen by a data-dependent epsilon leaks beyond
+    it, or (without ``searched``, ``--tuning``'s columns) a choice among rows by what the
+    replays answered is not covered by its epsilon (math:tuning); then the choice and its
+    ``pate-analyze`` command."""
     lines = []
     if any(data_dependence(row)[0] for row in rows):  # (not SVT-PATE's pure-DP epsilon)
         lines.append(f"Warning: --best ranked the rows by their {chosen.get('accounting')} "

@@ -1,12 +1,11 @@
 """Sweep rows <-> files: CSV, JSON lines, parquet, and an aligned text table.
 
-Column types are fixed whatever the rows hold: text for ``file, mechanism, accounting,
-sha256, version, conversion, orders, labels_sha256, student_sha256`` (and ``command``),
-nullable integers for ``svt_cutoff, queries, repeats, seed``, floats for the rest; empty
-cells / nulls mark unused parameters. Floats are the shortest text that reads back
-exactly, so ``read_sweep_rows`` gives exactly the rows written. The text table (``-f
-table``) is for reading only: 6 significant digits, empty cells blank.
-"""
+Column types are fixed whatever the rows hold: text for ``file, mechanism, accounting, sha256,
+version, conversion, orders, labels_sha256, student_sha256`` (and ``command``), nullable
+integers for ``svt_cutoff, queries, repeats, seed``, floats for the rest; empty cells / nulls
+mark unused parameters. Floats are the shortest text that reads back exactly, so
+``read_sweep_rows`` gives exactly the rows written. The text table (``-f table``) is for
+reading only: 6 significant digits, empty cells blank."""
 
 from __future__ import annotations
 
@@ -105,9 +104,9 @@ def check_destination(path: str) -> None:
 
 
 def read_sweep_rows(path: str) -> list[dict]:
-    """Rows of a sweep table written by ``table_bytes``, exactly as written (none for an
-    empty file or a header alone; a column the table lacks is absent, not None).
-    ``InputError`` for an unreadable file or one that is not a sweep table."""
+    """Rows of a ``table_bytes`` sweep table, exactly as written (none for an empty file or a
+    header alone; a column the table lacks is absent, not None). ``InputError`` for an
+    unreadable file or one that is not a sweep table."""
     if os.path.exists(path) and os.path.getsize(path) == 0:
         return []
     frame = read_table(path, expected=SWEEP, allow_empty=True, text_columns=TEXT_COLUMNS)
@@ -160,8 +159,8 @@ def _missing(value) -> bool:
 
 
 def _text_table(frame: pd.DataFrame) -> str:
-    """Aligned columns for reading: empty columns, provenance and settings left at their
-    defaults in every row (classic conversion, the default orders) left out."""
+    """Aligned columns for reading, leaving out empty columns, provenance and settings at
+    their defaults in every row (classic conversion, the default orders)."""
     shown = frame.drop(columns=[c for c in HIDDEN_COLUMNS if c in frame.columns])
     if "epsilon_max" in shown.columns and (shown["epsilon_max"].isna()
                                            | (shown["epsilon_max"] == shown["epsilon"])).all():
@@ -187,8 +186,8 @@ MEAN_COLUMNS = ("epsilon", "answered", "labels_output", "label_accuracy",
 
 
 def _means_note(frame: pd.DataFrame, shown) -> str:
-    """A line under the table where some row averages several replays: which shown columns
-    are means, and where the largest replay's epsilon is (what ``--best`` holds)."""
+    """A line under the table where some row averages replays: which shown columns are means,
+    and where the largest replay's epsilon is (what ``--best`` holds)."""
     if "repeats" not in frame.columns or not (frame["repeats"].fillna(1) > 1).any():
         return ""
     means = [column for column in shown if column in MEAN_COLUMNS]
@@ -199,7 +198,7 @@ def _means_note(frame: pd.DataFrame, shown) -> str:
 
 def _dependent_note(frame: pd.DataFrame) -> str:
     """A line under the table where some row's ``epsilon`` is data-dependent (replay or
-    expected accounting: a function of the votes, math:costs), as pate-analyze labels it."""
+    expected: a function of the votes, math:costs), as pate-analyze labels it."""
     kinds = sorted({row["accounting"] for row in frame.to_dict("records")
                     if data_dependence(row)[0] and isinstance(row.get("accounting"), str)})
     if not kinds:
@@ -209,9 +208,9 @@ def _dependent_note(frame: pd.DataFrame) -> str:
 
 
 def _at_run_note(frame: pd.DataFrame) -> str:
-    """Lines under the table where a row's figure counts the run's answers, a count the
-    votes decide (a selection step), below its ``epsilon_any_run``: a data-independent
-    row's ``epsilon``, a replay or expected row's ``epsilon_data_independent``."""
+    """Lines under the table where a row's figure counts the run's answers (a count the votes
+    decide: a selection step), below its ``epsilon_any_run``: a data-independent row's
+    ``epsilon``, a replay or expected row's ``epsilon_data_independent``."""
     if "epsilon_any_run" not in frame.columns:
         return ""
     rows = [row for row in frame.to_dict("records") if not _missing(row["epsilon_any_run"])]

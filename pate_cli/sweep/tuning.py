@@ -1,10 +1,9 @@
 """``pate-sweep --tuning``: what choosing among the grid's points costs (math:tuning).
 
 Per vote file, from each row's private total RDP curve (``RDP_KEY``, largest over replays):
-``epsilon_tuned``, a random search (Papernot and Steinke 2022) of K ~ DIST candidates
-bounded by the points' largest RDP per order, and ``epsilon_all_points``, the sum of the
-curves; both the same on every row of a file, after ``tuning`` (the ``--tuning`` text).
-"""
+``epsilon_tuned``, a random search (Papernot and Steinke 2022) of K ~ DIST candidates bounded
+by the points' largest RDP per order, and ``epsilon_all_points``, the sum of the curves; both
+the same on every row of a file, after ``tuning`` (the ``--tuning`` text)."""
 
 from __future__ import annotations
 
@@ -22,8 +21,8 @@ TUNING_COLUMNS = ("tuning", "epsilon_tuned", "epsilon_all_points")
 
 def add_tuning_columns(rows: list[dict], distribution: TuningDistribution, *, orders,
                        delta: float, conversion: str) -> list[dict]:
-    """``rows`` with ``TUNING_COLUMNS`` filled per vote file (rows without a curve, e.g.
-    kept from another grid, get empty figures and leave the file's figures empty)."""
+    """``rows`` with ``TUNING_COLUMNS`` filled per vote file (a row without a curve, e.g. kept
+    from another grid, leaves the file's figures empty)."""
     grid = default_orders() if orders is None else np.asarray(orders, dtype=np.float64)
     figures = {}
     for file in dict.fromkeys(row["file"] for row in rows):
