@@ -10,7 +10,7 @@ from click.core import ParameterSource
 
 from ..analysis import api
 from ..errors import OverBudget
-from ..outputs.report import render_report, report_format
+from ..outputs.report import SEARCHED_CUTOFF, render_report, report_format
 from ..outputs.report_files import (
     analysed_votes,
     check_report_destination,
@@ -54,12 +54,6 @@ SVG) or .md (figures written beside it in REPORT_files/).
 Exit status: 0 ok, 2 bad input or options, 3 the published epsilon above --max-epsilon
 (the report is still written), 130 Ctrl-C, 143 SIGTERM, 1 unexpected.
 """ + completion_line("pate-report") + "\n"
-
-
-# --svt-cutoff auto: the cut-offs tried replay one noise draw, so the epsilon (that of a
-# cut-off fixed in advance) does not cover the choice (math:svt).
-SEARCHED_CUTOFF = ("a report publishes a guarantee, and the automatic choice on these votes "
-                   "is not covered by it; give the cut-off explicitly")
 
 
 class _RecordingCommand(click.Command):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 from dataclasses import dataclass
 
@@ -10,7 +9,7 @@ import numpy as np
 
 from ..errors import InputError
 from .checks import show_number
-from .readers import open_text, text_number
+from .readers import open_text, small_csv, text_number
 
 GROUP_COLUMNS = ("group", "budget", "upsampling", "weight", "participation", "share")
 
@@ -65,11 +64,7 @@ def load_groups(path) -> PrivacyGroups:
                              "mapping of columns or a list of rows)") from error
         if not raw.strip():
             raise InputError(f"{name}: lists no groups")
-    try:
-        frame = pd.read_csv(io.StringIO(raw), dtype=str, keep_default_na=False,
-                            skipinitialspace=True)
-    except pd.errors.ParserError as error:
-        raise InputError(f"{name}: not a valid CSV ({str(error).strip()})") from None
+    frame = small_csv(name, raw)
     frame.columns = [str(c).strip().lower() for c in frame.columns]
     unknown = [c for c in frame.columns if c not in GROUP_COLUMNS]
     if unknown:
@@ -144,18 +139,13 @@ def load_teacher_groups(path, *, groups: PrivacyGroups, teachers: int) -> np.nda
       InputError: a malformed file, a teacher out of range, listed twice or missing, an
         unknown group, or a group no teacher belongs to.
     """
-    import pandas as pd
     if hasattr(path, "to_csv"):  # a DataFrame of the file's columns, read back as the file
         name, raw = "the teacher groups table", path.to_csv(index=False)
     elif not isinstance(path, (str, os.PathLike)):
         return _used(groups, "the teacher groups", _given_groups(path, groups, teachers))
     else:
         name, raw = open_text(path)
-    try:
-        frame = pd.read_csv(io.StringIO(raw), dtype=str, keep_default_na=False,
-                            skipinitialspace=True)
-    except pd.errors.ParserError as error:
-        raise InputError(f"{name}: not a valid CSV ({str(error).strip()})") from None
+    frame = small_csv(name, raw)
     frame.columns = [str(c).strip().lower() for c in frame.columns]
     if list(frame.columns[:2]) != ["teacher", "group"]:
         raise InputError(f"{name}: expected the columns teacher,group")

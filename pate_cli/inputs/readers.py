@@ -506,6 +506,24 @@ def text_number(cell: str) -> float:
     return float(cell)
 
 
+def small_csv(name: str, text: str):
+    """A small CSV table (groups, teacher groups, rounds) as a DataFrame of strings, empty
+    cells ``""``; ``InputError`` for a row wider than the header (pandas would silently take
+    its first cell as the row's index and shift the rest) or text that is no CSV."""
+    import pandas as pd
+    reader = csv.reader(io.StringIO(text), skipinitialspace=True)
+    header = next(reader, [])
+    for row in reader:
+        if len(row) > len(header):
+            raise InputError(f"{name}: line {reader.line_num} has {len(row)} fields but the "
+                             f"header has {len(header)} ({','.join(header)})")
+    try:
+        return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False,
+                           skipinitialspace=True)
+    except pd.errors.ParserError as error:
+        raise InputError(f"{name}: not a valid CSV ({str(error).strip()})") from None
+
+
 def open_text(path) -> tuple[str, str]:
     """``(name, text)`` of a small text file, with the usual one-line errors."""
     name = check_file(path)

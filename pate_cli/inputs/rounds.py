@@ -3,14 +3,13 @@ and each round's rows and student checked against the votes."""
 
 from __future__ import annotations
 
-import io
 import os
 import re
 
 import numpy as np
 
 from ..errors import InputError
-from .readers import open_text, text_number
+from .readers import open_text, small_csv, text_number
 from .votes import load_student
 
 ROUND_KEYS = ("rows", "mechanism", "threshold", "sigma_threshold", "sigma", "laplace_scale",
@@ -26,7 +25,6 @@ def load_rounds(path) -> list[dict]:
     relative to the rounds file), ``svt_scale``, ``svt_cutoff``, ``svt_threshold``, ``eta``).
     ``path`` may be the list of mappings itself (``student`` then relative to the cwd).
     """
-    import pandas as pd
     if isinstance(path, (list, tuple)):
         if not all(isinstance(spec, dict) for spec in path):
             raise InputError("the rounds: expected a list of mappings, one per round")
@@ -43,8 +41,7 @@ def load_rounds(path) -> list[dict]:
         if not isinstance(rounds, list) or not all(isinstance(r, dict) for r in rounds):
             raise InputError(f"{name}: expected a JSON list of objects, one per round")
     else:
-        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False,
-                            skipinitialspace=True)
+        frame = small_csv(name, text)
         rounds = [{key: value for key, value in row.items() if str(value).strip() != ""}
                   for row in frame.to_dict("records")]
     return _checked(name, rounds, os.path.dirname(name))  # students beside it, as given

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from urllib.parse import quote
 
+from ..errors import OptionError
 from .figure_style import figure_bytes
 from .report_content import report_content
 from .report_figures import FIGURE_TITLES, publication_note, report_figures, risk_plot, svg_markup
@@ -71,6 +72,12 @@ def files_folder(path: str) -> str:
     return os.path.splitext(str(path))[0] + "_files"
 
 
+# --svt-cutoff auto: the cut-offs tried replay one noise draw, so the epsilon (that of a
+# cut-off fixed in advance) does not cover the choice (math:svt).
+SEARCHED_CUTOFF = ("a report publishes a guarantee, and the automatic choice on these votes "
+                   "is not covered by it; give the cut-off explicitly")
+
+
 def render_report(summary: dict, frame=None, *, fmt: str = "html", votes=None,
                   command: str | None = None, dataset_size: int | None = None,
                   output: str = "report.md", given: dict | None = None
@@ -83,6 +90,8 @@ def render_report(summary: dict, frame=None, *, fmt: str = "html", votes=None,
     summary does not record)."""
     if fmt not in TEMPLATES:
         raise ValueError(f"report format must be html or markdown, got {fmt!r}")
+    if (summary.get("svt") or {}).get("cutoff_from_search"):  # result.report() too
+        raise OptionError(f"svt_cutoff='auto' (--svt-cutoff auto): {SEARCHED_CUTOFF}")
     files: dict[str, bytes] = {}
     folder = files_folder(output)
     figures = [{**_embedded(key, figure, fmt, folder, files),

@@ -84,6 +84,27 @@ def test_byte_order_mark_before_a_groups_header(tmp_path):
     assert groups.names == ("a", "b") and groups.budgets.tolist() == [1.5, 3.0]
 
 
+@pytest.mark.parametrize("body", ["group,budget\nhigh,1.0,0.34\nlow,3.0,0.66\n",
+                                  "group,budget\nhigh,1.0,\nlow,3.0,\n"])
+def test_a_groups_row_wider_than_its_header_is_refused(tmp_path, body):
+    """A forgotten ``share`` header (or a trailing comma) made pandas take each row's first
+    cell as an index: the groups became 1.0 and 3.0 with budgets 0.34 and 0.66, exit 0
+    (review R32). Rows as wide as the header, or quoted commas, still read."""
+    path = tmp_path / "groups.csv"
+    path.write_text(body)
+    assert error_of(load_groups, path) == (
+        f"{path}: line 2 has 3 fields but the header has 2 (group,budget)")
+    path.write_text('group,budget\n"high, with a comma",1.0\nlow,3\n')
+    assert load_groups(path).names == ("high, with a comma", "low")
+
+
+def test_a_rounds_row_wider_than_its_header_is_refused(tmp_path):
+    path = tmp_path / "rounds.csv"
+    path.write_text("rows,mechanism\n0:100,confident,\n100:200,gnmax,\n")
+    assert "line 2 has 3 fields but the header has 2 (rows,mechanism)" in error_of(
+        load_rounds, path)
+
+
 def test_byte_order_mark_before_a_sweep_table_header(tmp_path):
     path = tmp_path / "sweep.csv"
     path.write_bytes(BOM + b"file,mechanism,epsilon,epsilon_std,repeats\nv.npy,gnmax,1,0,1\n")

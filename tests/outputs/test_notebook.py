@@ -127,3 +127,16 @@ def test_sparkline_points_by_hand():
     many = sparkline(range(100_000))
     assert len(many["points"].split()) == 120 and many["points"].endswith("238.0,2.0")
     assert sparkline([])["points"] == ""
+
+
+@pytest.mark.filterwarnings("ignore::pate_cli.errors.PateWarning")
+def test_a_report_of_a_searched_svt_cutoff_is_refused_as_pate_report_refuses_it():
+    """``result.report()`` published a guarantee for ``svt_cutoff="auto"``, whose choice on
+    these votes no composition covers, where pate-report exits 2 (review R32)."""
+    result = pate_cli.analyze(SAMPLES / "mnist_250_votes.npy", "svt", target_epsilon=8,
+                              svt_cutoff="auto", queries=300)
+    with pytest.raises(pate_cli.OptionError, match="svt_cutoff='auto'.*give the cut-off"):
+        result.report("markdown")
+    fixed = pate_cli.analyze(SAMPLES / "mnist_250_votes.npy", "svt", target_epsilon=8,
+                             svt_cutoff=result.svt.cutoff, queries=300)
+    assert "satisfies" in fixed.report("markdown")
