@@ -208,6 +208,8 @@ def _knob_rule(key: str, variant: str, what: str) -> Rule:
 
 
 RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are its types)
+    Rule(lambda s: not (real_number(s.delta, positive=True) and s.delta < 1),
+         lambda s: f"--delta must be one number in (0, 1), got {s.delta!r}"),
     Rule(lambda s: s.budget is not None and not real_number(s.budget, positive=True),
          lambda s: f"--budget must be a positive number, got {s.budget!r}"),
     Rule(lambda s: s.workers is not None and not real_number(s.workers, whole=True,

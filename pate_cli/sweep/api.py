@@ -16,7 +16,8 @@ import numpy as np
 from ..accounting.tuning import TuningDistribution, tuning_distribution
 from ..errors import OptionError, OverBudget
 from ..inputs.npy_files import npz_holds
-from ..orders import parse_grid
+from ..numerics import real_number
+from ..orders import parse_grid, validate_orders
 from .columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
 from .executors import local_pool
 from .points import SweepSettings, check_sweep_options, open_sources, plan_points, run_points
@@ -165,8 +166,14 @@ def run_sweep(files, mechanisms=("confident",), **options: Any):
 def sweep_settings(spec: SweepSpec) -> tuple[SweepSettings, TuningDistribution | None]:
     """What every point shares, checked before any file is read, and the ``tuning`` law (or
     None)."""
-    orders = (spec.order,) if spec.order is not None else spec.orders
     parsed = check_sweep_options(spec.mechanisms, spec)
+    if spec.best is not None and not real_number(spec.best, positive=True):
+        raise OptionError(f"--best must be a positive number, got {spec.best!r}")
+    try:  # as pate-analyze reads them: "32" is the order 32, "2:10:2,20" a grid
+        orders = (None if spec.order is None and spec.orders is None else validate_orders(
+            spec.orders if spec.order is None else [spec.order]))
+    except ValueError as error:
+        raise OptionError(f"--order{'' if spec.order is not None else 's'}: {error}") from None
     distribution = None if spec.tuning is None else tuning_distribution(spec.tuning)
     settings = SweepSettings(
         accounting=spec.accounting, delta=spec.delta, budget=spec.budget,
@@ -203,6 +210,9 @@ def grid_values(grids: dict) -> dict:
             parsed[name] = parse_grid(values, name=name, integer=integer)
         else:
             values = [values] if np.isscalar(values) else list(values)
+            if integer and any(not real_number(v) or v != int(v) for v in values):
+                bad = next(v for v in values if not real_number(v) or v != int(v))
+                raise OptionError(f"--{name.replace('_', '-')}: {bad!r} is not a whole number")
             parsed[name] = tuple(int(v) if integer else float(v) for v in values)
     if any(value < 1 for value in parsed.get("svt_cutoff", ())):
         raise OptionError("--svt-cutoff takes whole numbers of at least 1 in a sweep (fixed "

@@ -265,6 +265,7 @@ def _run_spec(name: str, spec, **options) -> RunSpec:
     """pate-analyze's spec of ``name`` in sweep ``spec``, with the grid's ``options``."""
     student = "given" if spec.students and name == "interactive" else None
     return RunSpec.of(name, **{"accounting": spec.accounting, "budget": spec.budget,
+                               "delta": spec.delta,
                                "tuning": spec.tuning, "sampling": spec.sampling,
                                "vote_change": spec.vote_change, "student": student, **options})
 

@@ -16,6 +16,8 @@ MISSING = "no-such-file.csv"  # never read: the rules refuse first
 # (analyze()'s keywords, pate-analyze's options or None when click refuses the value
 # itself, the start of the line both give)
 CASES = [
+    (dict(delta=[1e-5, 1e-6]), None, "--delta must be one number in (0, 1), got [1e-05, 1e-06]"),
+    (dict(delta=1.0), None, "--delta must be one number in (0, 1), got 1.0"),
     (dict(budget="2"), None, "--budget must be a positive number, got '2'"),
     (dict(workers=0), None, "--workers must be a whole number of at least 1, got 0"),
     (dict(chunk_size=0), None, "chunk size must be a positive integer, got 0"),

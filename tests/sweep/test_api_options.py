@@ -177,3 +177,26 @@ def test_labels_per_analysed_query_with_a_single_queries(cli, files, tmp_path):
                         "--labels", str(short), "-q", "--no-progress")
     assert refused.code == 2
     assert "has 120 labels but" in refused.err
+
+
+def test_the_api_reads_orders_and_checks_values_as_the_command(cli, files):
+    """``orders="32"`` ran the orders 3 and 2 (the text read character by character) and a
+    grid text failed; whole-number grids truncated 2.5 to 2; ``best`` and ``delta`` went
+    unchecked into obscure errors (review R32). Each now as pate-sweep reads or refuses it."""
+    votes, _, _ = files
+    grid = dict(sigma=[40], queries=[200])
+    for text in ("32", "2:10:2,20"):
+        row = pate_cli.run_sweep(str(votes), ["gnmax"], orders=text, **grid).iloc[0]
+        command = cli_frame(cli, str(votes), "-m", "gnmax", "--sigma", "40", "-n", "200",
+                            "--orders", text, "-f", "csv").iloc[0]
+        assert (row["epsilon"], row["order"]) == (command["epsilon"], command["order"])
+    assert pate_cli.run_sweep(str(votes), ["gnmax"], orders="32", **grid).iloc[0]["order"] == 32
+    refusals = [(dict(queries=[2.5]), "--queries: 2.5 is not a whole number"),
+                (dict(best=0), "--best must be a positive number, got 0"),
+                (dict(best="2"), "--best must be a positive number, got '2'"),
+                (dict(delta=[1e-5, 1e-6]), "--delta must be one number in (0, 1)"),
+                (dict(order=1), "--order: every order must be greater than 1")]
+    for options, line in refusals:
+        with pytest.raises(OptionError) as refused:
+            pate_cli.run_sweep(str(votes), ["gnmax"], **{**grid, **options})
+        assert str(refused.value).startswith(line), str(refused.value)
