@@ -36,6 +36,7 @@ from ..mechanisms import MECHANISMS, Mechanism
 from ..mechanisms.aggregators import mechanism_for, needs_integer_votes
 from ..mechanisms.rounds import rounds_of
 from ..mechanisms.sampled import SampledMechanism
+from ..numerics import real_number
 from ..orders import AUTO_ROUNDS, default_orders, extend_orders
 from ..rounding import ceil_text
 from .added_figures import (
@@ -81,8 +82,8 @@ def analyze(votes=None, mechanism: str | Mechanism | None = None,
           in any order or under other names: ``"query=position,class=token,count=n"`` (or a
           mapping of those roles, and ``output``, to names).
         predictions, student, query_indices, add_rdp: paths, or arrays (lists, DataFrames)
-          checked as the files are (``add_rdp``: a DataFrame ``order,rdp``, or one RDP value
-          per order).
+          checked as the files are (``add_rdp``: a DataFrame ``order,rdp``, a mapping
+          ``{order: rdp}``, or one RDP value per order).
         rounds: a path or a list of mappings, one per round (the file's keys).
         groups: a path or a table of its columns (a DataFrame, a list of mappings);
           teacher_groups: a path, a DataFrame of its columns, or each teacher's group name in
@@ -374,10 +375,16 @@ def _analyze_auto_orders(votes, spec: RunSpec) -> AnalysisResult:
 
 
 def _added_rdp(add_rdp, orders: np.ndarray) -> tuple[np.ndarray | None, AddedRdp | None]:
-    """``--add-rdp``: a path (read at ``orders``, recorded), a DataFrame ``order,rdp``, or one
-    value per order."""
+    """``--add-rdp``: a path (read at ``orders``, recorded), a DataFrame ``order,rdp`` (or a
+    mapping ``{order: rdp}``), or one value per order."""
     if add_rdp is None:
         return None, None
+    if isinstance(add_rdp, Mapping):
+        if not all(real_number(key) for key in add_rdp):
+            raise InputError("add_rdp: a mapping gives {order: rdp} (a DpEvent: give its "
+                             "JSON file's path)")
+        import pandas as pd
+        add_rdp = pd.DataFrame({"order": list(add_rdp), "rdp": list(add_rdp.values())})
     if isinstance(add_rdp, (str, os.PathLike)):
         curve, digest, note = load_rdp_curve(add_rdp, orders=orders)
         return curve, AddedRdp(path=os.fspath(add_rdp), sha256=digest, note=note)

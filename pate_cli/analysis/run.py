@@ -362,6 +362,8 @@ def _decisions_after(decisions: Decisions | None, halted_at: int | None,
 def _check_run(mechanism, votes, setting: RunSetting, chunk_size: int) -> None:
     """The run's argument checks (``ValueError`` with the CLI's message)."""
     budget, student = setting.budget, setting.student
+    if votes.shape[0] == 0:
+        raise ValueError("the votes have no queries")
     if budget is not None and not real_number(budget, positive=True):
         raise ValueError(f"budget must be positive, got {budget!r}")
     if not real_number(chunk_size, whole=True, positive=True):

@@ -112,6 +112,10 @@ def check_decisions(table: Decisions, *, mechanism: str, classes: int,
             row = int(differ[0])
             raise InputError(f"{name}: row {row + 1}: query {int(query[row])}, but the "
                              f"analysis processes query {int(positions[row])} there")
+    if np.any(label < -1):  # (-1: no label)
+        row = int(np.flatnonzero(label < -1)[0])
+        raise InputError(f"{name}: row {row + 1}: label {int(label[row])} is not a class "
+                         "number (-1 for none)")
     if np.any(label >= classes):
         row = int(np.flatnonzero(label >= classes)[0])
         raise InputError(f"{name}: row {row + 1}: label {int(label[row])} is outside the "
@@ -138,6 +142,30 @@ def check_decisions(table: Decisions, *, mechanism: str, classes: int,
     return checked if mechanism in CODED else replace(checked, code=None)
 
 
+def _given_decisions(value: Decisions) -> Decisions:
+    """A :class:`Decisions` built by hand, its fields as arrays of one length (lists too)."""
+    fields = {"answered": value.answered, "label": value.label, "code": value.code,
+              "query": value.query}
+    try:
+        arrays = {key: None if given is None else np.asarray(given)
+                  for key, given in fields.items()}
+    except (TypeError, ValueError) as error:
+        raise InputError(f"<decisions>: fields that are no arrays ({error})") from None
+    sizes = {key: array.shape for key, array in arrays.items() if array is not None}
+    if any(len(shape) != 1 for shape in sizes.values()) or len(set(sizes.values())) > 1:
+        raise InputError("<decisions>: answered, label (and code, query) must be 1-D arrays of "
+                         "one length, got shapes " + ", ".join(f"{key} {shape}" for key, shape
+                                                               in sizes.items()))
+    if any(array is not None and array.size and array.dtype.kind not in "biu"
+           for array in arrays.values()):
+        raise InputError("<decisions>: answered, label, code and query must hold integers "
+                         "(answered booleans)")
+    return replace(value, answered=arrays["answered"].astype(bool),
+                   label=arrays["label"].astype(np.int64),
+                   code=None if arrays["code"] is None else arrays["code"].astype(np.int8),
+                   query=None if arrays["query"] is None else arrays["query"].astype(np.int64))
+
+
 def read_decisions(value, *, mechanism: str, classes: int, positions: np.ndarray,
                    rows_total: int, partial: bool = False, student=None,
                    confidence: float = 0.0) -> Decisions:
@@ -145,7 +173,7 @@ def read_decisions(value, *, mechanism: str, classes: int, positions: np.ndarray
     of the file's columns) read and checked. With ``student`` (probabilities per file row), a
     ``student`` outcome needs confidence above ``confidence`` (gamma) and releases ``argmax p``."""
     if isinstance(value, Decisions):
-        table = replace(value, label=np.asarray(value.label, dtype=np.int64))
+        table = _given_decisions(value)
     elif isinstance(value, (np.ndarray, list, tuple)) or hasattr(value, "to_frame"):
         table = decisions_from_array(np.asarray(value) if hasattr(value, "to_frame")
                                      else value, classes=classes)  # a Series: its values

@@ -23,13 +23,18 @@ def load_rounds(path) -> list[dict]:
     numbers; integers only), ``mechanism`` and optional parameters (``threshold``,
     ``sigma_threshold``, ``sigma``, ``laplace_scale``, ``confidence``, ``student`` (a path
     relative to the rounds file), ``svt_scale``, ``svt_cutoff``, ``svt_threshold``, ``eta``).
-    ``path`` may be the list of mappings itself (``student`` then relative to the cwd).
+    ``path`` may be the list of mappings itself, or a DataFrame of the CSV's columns
+    (``student`` then relative to the cwd).
     """
     if isinstance(path, (list, tuple)):
         if not all(isinstance(spec, dict) for spec in path):
             raise InputError("the rounds: expected a list of mappings, one per round")
         return _checked("the rounds", list(path), os.getcwd())
-    name, text = open_text(path)
+    if hasattr(path, "to_csv"):  # read back as the file would be
+        name, text, base = "the rounds table", path.to_csv(index=False), os.getcwd()
+    else:
+        name, text = open_text(path)
+        base = os.path.dirname(name)  # students beside it, as given
     if name.lower().endswith(".json"):
         import json
 
@@ -44,7 +49,7 @@ def load_rounds(path) -> list[dict]:
         frame = small_csv(name, text)
         rounds = [{key: value for key, value in row.items() if str(value).strip() != ""}
                   for row in frame.to_dict("records")]
-    return _checked(name, rounds, os.path.dirname(name))  # students beside it, as given
+    return _checked(name, rounds, base)
 
 
 def _checked(name: str, rounds: list[dict], base: str) -> list[dict]:

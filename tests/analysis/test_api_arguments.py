@@ -400,3 +400,42 @@ def test_a_noise_parameter_is_a_number_not_a_bool_or_a_text(sigma):
         pate_cli.analyze(VOTES, "gnmax", sigma=sigma)
     assert pate_cli.analyze(VOTES, "gnmax", sigma=np.array(40.0)).to_dict() == \
         pate_cli.analyze(VOTES, "gnmax", sigma=40).to_dict()
+
+
+def test_hand_built_decisions_are_checked_as_a_decisions_array():
+    """A ``Decisions`` of lists raised numpy's TypeError; one with label -5, or of fields of
+    different lengths, was taken (review R32). Lists read as arrays; the rest is refused."""
+    made = pate_cli.label(VOTES, "confident", threshold=10, sigma_threshold=2, sigma=1)
+    as_lists = pate_cli.Decisions(answered=made.answered.tolist(), label=made.label.tolist())
+    assert (pate_cli.analyze(VOTES, "confident", threshold=10, sigma_threshold=2, sigma=1,
+                             decisions=as_lists).epsilon
+            == pate_cli.analyze(VOTES, "confident", threshold=10, sigma_threshold=2, sigma=1,
+                                decisions=made).epsilon)
+    label = made.label.copy()
+    label[0] = -5
+    with pytest.raises(InputError, match="row 1: label -5 is not a class number"):
+        pate_cli.analyze(VOTES, "confident", decisions=pate_cli.Decisions(
+            answered=made.answered, label=label))
+    with pytest.raises(InputError, match="1-D arrays of one length"):
+        pate_cli.analyze(VOTES, "confident", decisions=pate_cli.Decisions(
+            answered=made.answered, label=made.label[:-1]))
+
+
+def test_empty_votes_rounds_tables_and_rdp_mappings_as_the_files_are(tmp_path):
+    """analyze_votes on no rows raised IndexError; rounds as a DataFrame and add_rdp as a
+    mapping raised TypeError (review R32). The first is one clear error; the others read as
+    their files do."""
+    import pandas as pd
+    with pytest.raises(ValueError, match="the votes have no queries"):
+        analyze_votes(np.zeros((0, 5)), pate_cli.GNMax(40))
+    table = pd.DataFrame({"rows": ["0:20", "20:50"], "mechanism": ["gnmax", "lnmax"],
+                          "sigma": ["3", ""], "laplace_scale": ["", "2"]})
+    path = tmp_path / "rounds.csv"
+    table.to_csv(path, index=False)
+    assert (pate_cli.analyze(VOTES, rounds=table).to_dict()["epsilon"]
+            == pate_cli.analyze(VOTES, rounds=path).to_dict()["epsilon"])
+    curve = pd.DataFrame({"order": [2.0, 4.0], "rdp": [0.1, 0.2]})
+    assert (pate_cli.analyze(VOTES, "gnmax", orders="2,4", add_rdp={2: 0.1, 4: 0.2}).epsilon
+            == pate_cli.analyze(VOTES, "gnmax", orders="2,4", add_rdp=curve).epsilon)
+    with pytest.raises(InputError, match="a mapping gives {order: rdp}"):
+        pate_cli.analyze(VOTES, "gnmax", add_rdp={"event": "gaussian"})
