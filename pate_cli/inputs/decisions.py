@@ -160,8 +160,8 @@ def _given_decisions(value: Decisions) -> Decisions:
            for array in arrays.values()):
         raise InputError("<decisions>: answered, label, code and query must hold integers "
                          "(answered booleans)")
-    return replace(value, answered=arrays["answered"].astype(bool),
-                   label=arrays["label"].astype(np.int64),
+    answered, label = np.asarray(arrays["answered"]), np.asarray(arrays["label"])
+    return replace(value, answered=answered.astype(bool), label=label.astype(np.int64),
                    code=None if arrays["code"] is None else arrays["code"].astype(np.int8),
                    query=None if arrays["query"] is None else arrays["query"].astype(np.int64))
 
