@@ -9,7 +9,7 @@ import click
 
 from ..errors import OptionError, OverBudget
 from ..outputs.summary import FORMATS, parameters_text, render
-from .errors import NO_BOUND_TO_GATE, check_max_epsilon, reported_warnings, run_command
+from .errors import NO_BOUND_TO_GATE, check_max_epsilon, reported_warnings, run_command, warn
 from .options import (
     CONTEXT_SETTINGS,
     SchedulerAddress,
@@ -130,8 +130,7 @@ def analyze(votes, **options):
     if files["output"] is None:
         click.echo(text, nl=False)
     elif str(files["output"]).lower().endswith(".json") and fmt != "json":
-        click.echo(f"Warning: -o {files['output']} is written as a {fmt} (give -f json for "
-                   "JSON)", err=True)
+        warn(f"-o {files['output']} is written as a {fmt} (give -f json for JSON)")
     # a data-independent run that composes only its answers: the bound for any run
     from ..analysis.added_figures import published_epsilon
     if (max_epsilon is not None and result.accounting == "data-independent"

@@ -190,7 +190,12 @@ def reported_warnings() -> Iterator[None]:
                 text = _warning_text(warning)
                 if text not in seen:
                     seen.add(text)
-                    click.echo(f"Warning: {text}", err=True)
+                    warn(text)
+
+
+def warn(text: str) -> None:
+    """``Warning: text`` as one line on stderr (a path's newline, say, a space)."""
+    click.echo(f"Warning: {' '.join(text.split())}", err=True)
 
 
 def _warning_text(warning) -> str:

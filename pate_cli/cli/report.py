@@ -26,7 +26,7 @@ from ..outputs.report_statement import (
     largest_group,
     privacy_unit,
 )
-from .errors import NO_BOUND_TO_GATE, check_max_epsilon, reported_warnings, run_command
+from .errors import NO_BOUND_TO_GATE, check_max_epsilon, reported_warnings, run_command, warn
 from .options import (
     CONTEXT_SETTINGS,
     analyze_accounting_specs,
@@ -149,9 +149,9 @@ def report(ctx, votes, **options):
     write_report(output, text, figures)
     if dataset_size and not privacy_unit(summary, dataset_size=dataset_size)["delta_ok"]:
         delta = float(summary["delta"])  # the checklist's flag, said on stderr too
-        click.echo(f"Warning: delta {delta:g} is not below 1/N = {1.0 / dataset_size:g} for "
-                   f"--dataset-size {dataset_size}: such a delta allows releasing an example "
-                   "outright; choose delta < 1/N", err=True)
+        warn(f"delta {delta:g} is not below 1/N = {1.0 / dataset_size:g} for --dataset-size "
+             f"{dataset_size}: such a delta allows releasing an example outright; choose "
+             "delta < 1/N")
     published = headline(summary)["published"]  # the statement's epsilon gates a report
     largest = largest_group(summary.get("groups") or [], ANY_RUN_KEY)
     if published is None and largest is not None:  # each group's bound: the largest

@@ -44,6 +44,7 @@ from .errors import (
     EXIT_OVER_BUDGET,
     EXIT_TERMINATED,
     reported_warnings,
+    warn,
 )
 from .progress import progress_bar, wanted
 
@@ -107,22 +108,22 @@ def run_sweep_command(votes, **options) -> None:
                    f"{'s' if repeats > 1 else ''} ({files}, "
                    f"{', '.join(mechanisms)}), {workers_text}", err=True)
     for text in damage:  # the sidecar's damage and another grid's rows: after the header
-        click.echo(f"Warning: {text}", err=True)
+        warn(text)
     if resume and not quiet:
         click.echo(resume_text(out, plan, len(points), exists=os.path.exists(out),
                                sidecar=sidecar), err=True)
     journal = None
     if out:
-        if note is not None:
+        if note is not None:  # (also under -q, which drops the grid-size and summary lines)
             click.echo(f"pate-sweep: note: {note}", err=True)
         if foreign and not resume:  # the sidecar keeps only them, then this run's rows
             keep_rows(sidecar, foreign)
         journal = RowJournal(sidecar, append=resume or bool(foreign))
         if journal.error is not None and not any(sidecar in text for text in damage):
             # (a directory there, say; once: a sidecar --resume could not read is said)
-            click.echo(f"Warning: cannot keep rows in {sidecar} as they finish "
-                       f"({journal.error.strerror or journal.error}): a run killed before "
-                       f"the end loses them; {out} is written at the end", err=True)
+            reason = journal.error.strerror or journal.error
+            warn(f"cannot keep rows in {sidecar} as they finish ({reason}): a run killed "
+                 f"before the end loses them; {out} is written at the end")
     with sigterm_switch(armed=False, once=True) as sigterm, \
             progress_bar(len(tasks), show=wanted(own["progress"]), label="pate-sweep",
                          unit="points") as bar:

@@ -144,9 +144,14 @@ def _destination(path: str) -> Destination:
     descriptor = _descriptor_named(path)
     if descriptor is not None:
         return Destination(path, path, None, None, descriptor)
+    if path == "":
+        raise ValueError("an empty output path: give a file name")
     try:
         status = os.stat(path)  # follows links, also /dev/stdout's
     except FileNotFoundError:
+        if path.endswith(("/", os.sep)):  # realpath would drop the slash and write a file
+            raise ValueError(f"{path}: cannot write: no such directory, and an output is a "
+                             "file (give a file name)") from None
         target = os.path.realpath(path)
         directory = os.path.dirname(target)
         if not os.path.isdir(directory):

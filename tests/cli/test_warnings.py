@@ -92,3 +92,28 @@ def test_a_resource_warning_of_the_garbage_collector_is_not_the_runs_warning(cap
         warnings.warn("unclosed <socket.socket fd=24>", ResourceWarning, stacklevel=1)
         warnings.warn("an order at the edge of the grid", UserWarning, stacklevel=1)
     assert capsys.readouterr().err == "Warning: an order at the edge of the grid\n"
+
+
+def test_a_warning_naming_a_path_with_a_newline_stays_one_line(cli, tmp_path):
+    """``-o $'x\\ny.json'`` split the ``Warning:`` line in two (review R32)."""
+    output = tmp_path / "x\ny.json"
+    result = cli.analyze(MNIST, "-n", "50", "-o", str(output))
+    assert result.code == 0, result.err
+    assert result.err.count("\n") == 1 and result.err.startswith("Warning: -o ")
+    assert "x y.json is written as a table" in result.err
+
+
+@pytest.mark.parametrize("command", ["analyze", "calibrate", "audit"])
+def test_an_output_path_ending_in_a_slash_is_no_file(cli, tmp_path, command):
+    """``-o results/`` wrote a regular file named ``results`` (review R32); ``-o ""`` said
+    ``: cannot write: Is a directory``."""
+    options = {"analyze": ["-n", "50"],
+               "calibrate": ["-m", "gnmax", "--target-epsilon", "2", "-n", "50"],
+               "audit": ["-m", "gnmax", "--sigma", "40", "--draws", "1000"]}[command]
+    folder = tmp_path / "results"
+    result = getattr(cli, command)(MNIST, *options, "-o", f"{folder}/")
+    assert result.code == 2
+    assert result.err.startswith(f"Error: {folder}/: cannot write: no such directory")
+    assert not folder.exists()
+    empty = getattr(cli, command)(MNIST, *options, "-o", "")
+    assert empty.code == 2 and "an empty output path" in empty.err
