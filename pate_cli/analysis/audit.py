@@ -11,6 +11,7 @@ Size: one concept, an audit end to end (spec, pair, draws, margin pilot, claim, 
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -57,7 +58,8 @@ PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "eta")
 class AuditSpec:
     """What to audit and how (cli:pate-audit).
 
-    ``mechanism`` names the claim (``gnmax``, ``confident``, ``lnmax``, ``exponential``),
+    ``mechanism`` names the claim (``gnmax``, ``confident``, ``lnmax``, ``exponential``,
+    ``confident-exponential``),
     ``parameters`` its noise (unset ones default from the number of teachers as in
     pate-analyze); ``draws`` per side; ``confidence`` of the lower bound; ``delta`` of both
     bounds; ``seed`` of the draws; ``margin`` the plurality's lead in the data-independent
@@ -154,7 +156,8 @@ def audit(votes, mechanism: str = "gnmax", *, aggregator=None, **options) -> Aud
       votes: a vote file's path or a ``(queries, classes)`` array: its classes and teachers
         shape the data-independent pair; with ``query=I`` its row ``I`` is the pair's first
         histogram.
-      mechanism: the claim: ``gnmax``, ``confident``, ``lnmax`` or ``exponential``.
+      mechanism: the claim: ``gnmax``, ``confident``, ``lnmax``, ``exponential`` or
+        ``confident-exponential``.
       aggregator: None (pate_cli's replay of ``mechanism``), a function
         ``f(votes, rng) -> labels``, or ``"FILE.py:FUNCTION"``.
       **options: :class:`AuditSpec`'s fields (``draws``, ``confidence``, ``delta``, ``seed``,
@@ -192,7 +195,8 @@ def audit_spec(votes, spec: AuditSpec, *, aggregator=None) -> AuditResult:
     most (smallest among ties), chosen without its own draws, so its confidence holds
     (math:audit)."""
     vote_set = validated(votes) if isinstance(votes, VoteSet) else (
-        votes_from_array(votes) if isinstance(votes, np.ndarray) else load_votes(votes))
+        load_votes(votes) if isinstance(votes, (str, bytes, os.PathLike))
+        else votes_from_array(votes))  # an array, a list of rows, a DataFrame
     user = _user_aggregator(aggregator)
     if spec.margin == "auto":
         return _margin_search(vote_set, spec, user)

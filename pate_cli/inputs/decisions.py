@@ -238,7 +238,8 @@ def _queries(name, values) -> np.ndarray:
 def _shown(values, row) -> str:
     """Entry ``row`` of what was given, as written (a numpy scalar without its repr)."""
     value = np.asarray(values, dtype=object)[row]
-    return repr(value.item() if isinstance(value, np.generic) else value)
+    value = value.item() if isinstance(value, np.generic) else value
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else repr(value)
 
 
 def _as_float(values) -> np.ndarray:

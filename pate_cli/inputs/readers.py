@@ -513,6 +513,10 @@ def small_csv(name: str, text: str):
     import pandas as pd
     reader = csv.reader(io.StringIO(text), skipinitialspace=True)
     header = next(reader, [])
+    names = [cell.strip().lower() for cell in header]
+    twice = next((cell for number, cell in enumerate(names) if cell in names[:number]), None)
+    if twice is not None:
+        raise InputError(f"{name}: the column {twice!r} is named twice in the header")
     for row in reader:
         if len(row) > len(header):
             raise InputError(f"{name}: line {reader.line_num} has {len(row)} fields but the "

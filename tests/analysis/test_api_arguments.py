@@ -439,3 +439,13 @@ def test_empty_votes_rounds_tables_and_rdp_mappings_as_the_files_are(tmp_path):
             == pate_cli.analyze(VOTES, "gnmax", orders="2,4", add_rdp=curve).epsilon)
     with pytest.raises(InputError, match="a mapping gives {order: rdp}"):
         pate_cli.analyze(VOTES, "gnmax", add_rdp={"event": "gaussian"})
+
+
+def test_audit_takes_rows_as_lists_as_analyze_does():
+    """``audit(list)`` said load_votes reads a path (review R32)."""
+    rows = VOTES.tolist()
+    given = pate_cli.audit(rows, "gnmax", sigma=4, draws=2000, seed=1)
+    array = pate_cli.audit(VOTES, "gnmax", sigma=4, draws=2000, seed=1)
+    assert (given.epsilon_lower, given.epsilon_upper) == (array.epsilon_lower,
+                                                          array.epsilon_upper)
+    assert np.array_equal(given.counts, array.counts)

@@ -96,6 +96,9 @@ def test_a_groups_row_wider_than_its_header_is_refused(tmp_path, body):
         f"{path}: line 2 has 3 fields but the header has 2 (group,budget)")
     path.write_text('group,budget\n"high, with a comma",1.0\nlow,3\n')
     assert load_groups(path).names == ("high, with a comma", "low")
+    path.write_text("group,budget,Budget\na,1,2\n")  # (pandas named the second budget.1)
+    assert error_of(load_groups, path) == (
+        f"{path}: the column 'budget' is named twice in the header")
 
 
 def test_a_rounds_row_wider_than_its_header_is_refused(tmp_path):
