@@ -175,6 +175,11 @@ def _up_to(value: float, budget: float) -> str:
     return repr(value)
 
 
+def halted_at(summary: dict | None) -> int | None:
+    """The first query a run's budget did not process (``budget.halted_at``), or None."""
+    return ((summary or {}).get("budget") or {}).get("halted_at")
+
+
 def pld_headline(summary: dict | None) -> Headline | None:
     """A :class:`Headline` for a summary whose epsilon is the PLD accountant's: that epsilon
     where it is the published bound, else None in it (a --tuning run publishes its search's; a

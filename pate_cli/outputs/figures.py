@@ -91,18 +91,23 @@ def history_x(frame: pd.DataFrame, x: str) -> tuple[np.ndarray, str]:
 
 
 def history_figure(series, *, delta: float, x: str = "query", budget: float | None = None,
-                   headlines=None, caption: str = "", style: Style = Style()) -> Figure:
+                   headlines=None, halts=None, caption: str = "", style: Style = Style()
+                   ) -> Figure:
     """Cumulative epsilon of one or more runs (Papernot et al. 2018, Figure 1 middle).
 
     ``series``: ``(label, per-query DataFrame)`` pairs, one ``epsilon_cumulative`` line each.
     ``budget`` adds a dashed line and marks each run's stopping point (math:costs);
     ``headlines`` (a ``Headline`` or None per series) names the RDP figure as what crosses, the
-    mark hollow where the PLD figure stays within (:func:`budget_crossing`). ``x``: ``query``,
-    ``answered`` or ``output``."""
+    mark hollow where the PLD figure stays within (:func:`budget_crossing`); ``halts`` (the
+    summary's ``budget.halted_at`` or None per series) marks the last query of a run its own
+    budget halted, where its line stays within ``budget``. ``x``: ``query``, ``answered`` or
+    ``output``."""
     figure, axes = new_figure(style)
     x_label = "query index"
     headlines = list(headlines) if headlines is not None else [None] * len(series)
-    for number, ((label, frame), headline) in enumerate(zip(series, headlines, strict=True)):
+    halts = list(halts) if halts is not None else [None] * len(series)
+    for number, ((label, frame), headline, halted) in enumerate(
+            zip(series, headlines, halts, strict=True)):
         if x == "output":  # the total after each output's last token
             frame = frame.groupby("output", sort=False).tail(1)
         xs, x_label = history_x(frame, x)
@@ -114,6 +119,8 @@ def history_figure(series, *, delta: float, x: str = "query", budget: float | No
             where = (f"after output {stop + 1}" if x == "output"
                      else f"at query {int(frame['query'].iloc[stop])}")
             text, within = budget_crossing(label, where, budget, headline)
+        elif budget is not None and halted is not None and ys.size:  # stopped within it
+            stop, text = ys.size - 1, f"{label} (halted by its budget before query {halted})"
         axes.plot(xs, ys, color=colour, linewidth=1.6, label=text, gid=f"history-{number}")
         if stop is not None:
             axes.plot([xs[stop]], [ys[stop]], marker="o", markersize=7, color=colour,

@@ -64,6 +64,7 @@ def plot_history(inputs, *, labels, summary_paths, x: str, budget, queries, styl
                                 delta=_figure_delta(delta, summaries, summary_paths), x=x,
                                 budget=budget,
                                 headlines=[figure_data.pld_headline(s) for s in summaries],
+                                halts=[figure_data.halted_at(s) for s in summaries],
                                 caption=caption, style=style)
 
 

@@ -19,7 +19,7 @@ from .captions import (
     summary_caption,
     svt_running_note,
 )
-from .figure_data import pld_headline
+from .figure_data import halted_at, pld_headline
 from .report_statement import UNSANITISED, data_dependence
 from .risk_figure import risk_problem, tradeoff_curve_figure, with_published_risk
 
@@ -59,6 +59,7 @@ def history_plot(summary: dict, frame, *, style=None):
         empty += f" The curve ends at {ceil_text(last, 4)}{running}."
     return plots.history_figure([(label, frame)], delta=summary["delta"], budget=budget,
                                 headlines=[pld_headline(summary)],  # as pate-plot names it
+                                halts=[halted_at(summary)],
                                 caption=summary_caption(summary) + "." + empty
                                 + epsilon_note(summary, last, running=bool(running))
                                 + drawn_from(frame, summary),

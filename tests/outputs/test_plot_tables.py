@@ -7,6 +7,7 @@ bad cells are named by their row in the table, and memory does not grow with the
 from __future__ import annotations
 
 import io
+import json
 import os
 import sys
 import threading
@@ -439,3 +440,28 @@ def test_a_table_of_blank_lines_is_an_empty_file_whole_or_in_pieces(tmp_path, na
                  lambda: list(TablePieces(str(path), expected=PER_QUERY).pieces())):
         with pytest.raises(InputError, match=f"{name}: the file is empty"):
             read()
+
+
+def test_history_marks_where_a_budget_halted_the_run(tmp_path, cli):
+    """A run its budget halted ends within the budget, so no crossing was marked: the
+    figure showed the budget line and a curve that stopped, unmarked (review R33). Its last
+    query is marked, the legend saying the halt."""
+    votes, table, summary = (str(SAMPLES / "mnist_250_votes.npy"), tmp_path / "q.csv",
+                             tmp_path / "s.json")
+    done = cli.analyze(votes, "-n", "400", "--budget", "1", "--per-query", table, "-f", "json",
+                       "-o", summary)
+    assert done.code == 0, done.err
+    halted = json.load(open(summary))["budget"]["halted_at"]
+    assert halted is not None
+    frame = pd.read_csv(table)
+    figure = plot_files.plot_history([str(table)], labels=(), summary_paths=(str(summary),),
+                                     x="query", budget=1.0, queries=None, style=plots.Style(),
+                                     delta=None)
+    xs, ys = _line(figure, "stop-0")
+    assert (xs[0], ys[0]) == (frame["query"].iloc[-1], frame["epsilon_cumulative"].iloc[-1])
+    assert ys[0] <= 1.0
+    assert (f"halted by its budget before query {halted}"
+            in figure.axes[0].get_legend().texts[0].get_text())
+    plain = plot_files.plot_history([str(table)], labels=(), summary_paths=(), x="query",
+                                    budget=1.0, queries=None, style=plots.Style(), delta=None)
+    assert not [line for line in plain.axes[0].lines if line.get_gid() == "stop-0"]
