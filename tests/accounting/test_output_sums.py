@@ -80,3 +80,20 @@ def test_output_sums_are_the_same_bits_however_the_queries_are_chunked(seed, cut
     split = summed(sorted({0, ids.size, *[c for c in cuts if c < ids.size]}))
     for a, b in zip(whole, split, strict=True):
         assert np.array_equal(a, b)
+
+
+def test_an_output_whose_full_charge_meets_the_budget_exactly_halts():
+    """A budget equal to an output's figure with its tokens charged in full may be passed by
+    rounding: the halt test raises the sums (``HALT_MARGIN``), so that output halts. Without
+    the raise the tie was admitted, and no test saw it (mutation review R34)."""
+    from pate_cli.orders import default_orders
+    orders = default_orders()
+    conversion = Conversion.of(orders=orders, delta=1e-5)
+    curve = orders / 1600
+    sums = (np.array([0, 3]), np.stack([3 * curve, 5 * curve]),
+            np.stack([4 * curve, 6 * curve]))
+    budget = float(conversion.epsilon((3 * curve + 6 * curve)[None, :])[0][0])
+    index, carry = first_over(sums, np.zeros_like(curve), conversion, budget)
+    assert index == 1
+    np.testing.assert_array_equal(carry, 3 * curve)
+    assert first_over(sums, np.zeros_like(curve), conversion, budget * (1 + 1e-9))[0] is None

@@ -223,3 +223,19 @@ def test_a_halt_at_a_block_start_reports_the_block_before_query_by_query(stop, m
     assert len({_figures(run) for run in runs}) == 1
     assert runs[0].epsilon == budget == runs[2].to_frame()["epsilon_cumulative"].iloc[-1]
     assert runs[0].budget.carries.shape[0] == stop // 100
+
+
+def test_a_block_whose_bound_meets_the_budget_exactly_is_walked():
+    """A block is skipped whole only where its sums plus one query's full cost, raised by
+    ``budget_run.MARGIN``, convert within the budget: one that meets it exactly is walked
+    query by query (rounding may put it over). Without the raise it was skipped, and no
+    test saw it (mutation review R34)."""
+    from pate_cli.accounting.composition import within_limit
+    from pate_cli.accounting.conversion import Conversion
+    from pate_cli.orders import default_orders
+    orders = default_orders()
+    conversion = Conversion.of(orders=orders, delta=1e-5)
+    after, peak = orders / 400, orders / 4000
+    budget = float(conversion.epsilon((after + peak)[None, :])[0][0])
+    assert not within_limit(after, peak, conversion, budget, budget_run.MARGIN)
+    assert within_limit(after, peak, conversion, budget * (1 + 1e-9), budget_run.MARGIN)
