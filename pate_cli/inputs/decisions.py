@@ -156,10 +156,12 @@ def _given_decisions(value: Decisions) -> Decisions:
         raise InputError("<decisions>: answered, label (and code, query) must be 1-D arrays of "
                          "one length, got shapes " + ", ".join(f"{key} {shape}" for key, shape
                                                                in sizes.items()))
-    if any(array is not None and array.size and array.dtype.kind not in "biu"
+    if any(array is not None and array.size and not (
+            array.dtype.kind in "biu" or (array.dtype.kind == "f" and bool(np.all(
+                np.isfinite(array) & (array == np.round(array))))))
            for array in arrays.values()):
-        raise InputError("<decisions>: answered, label, code and query must hold integers "
-                         "(answered booleans)")
+        raise InputError("<decisions>: answered, label, code and query must hold whole "
+                         "numbers (answered booleans)")
     answered, label = np.asarray(arrays["answered"]), np.asarray(arrays["label"])
     return replace(value, answered=answered.astype(bool), label=label.astype(np.int64),
                    code=None if arrays["code"] is None else arrays["code"].astype(np.int8),

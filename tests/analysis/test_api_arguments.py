@@ -419,6 +419,14 @@ def test_hand_built_decisions_are_checked_as_a_decisions_array():
     with pytest.raises(InputError, match="1-D arrays of one length"):
         pate_cli.analyze(VOTES, "confident", decisions=pate_cli.Decisions(
             answered=made.answered, label=made.label[:-1]))
+    whole = pate_cli.Decisions(answered=made.answered, label=made.label.astype(float))
+    assert (pate_cli.analyze(VOTES, "confident", threshold=10, sigma_threshold=2, sigma=1,
+                             decisions=whole).epsilon
+            == pate_cli.analyze(VOTES, "confident", threshold=10, sigma_threshold=2, sigma=1,
+                                decisions=made).epsilon)
+    with pytest.raises(InputError, match="must hold whole numbers"):  # (1.5 was cut to 1)
+        pate_cli.analyze(VOTES, "confident", decisions=pate_cli.Decisions(
+            answered=made.answered, label=made.label + 0.5))
 
 
 def test_empty_votes_rounds_tables_and_rdp_mappings_as_the_files_are(tmp_path):
