@@ -144,11 +144,9 @@ def check_decisions(table: Decisions, *, mechanism: str, classes: int,
 
 def _given_decisions(value: Decisions) -> Decisions:
     """A :class:`Decisions` built by hand, its fields as arrays of one length (lists too)."""
-    fields = {"answered": value.answered, "label": value.label, "code": value.code,
-              "query": value.query}
     try:
-        arrays = {key: None if given is None else np.asarray(given)
-                  for key, given in fields.items()}
+        arrays = {key: None if getattr(value, key) is None else np.asarray(getattr(value, key))
+                  for key in ("answered", "label", "code", "query")}
     except (TypeError, ValueError) as error:
         raise InputError(f"<decisions>: fields that are no arrays ({error})") from None
     sizes = {key: array.shape for key, array in arrays.items() if array is not None}
