@@ -14,6 +14,8 @@ import math
 
 import numpy as np
 
+from .numerics import real_number
+
 MAX_GRID_VALUES = 1_000_000
 MAX_ORDERS = 100_000
 MAX_ORDER = 1e6
@@ -134,16 +136,22 @@ def _parse(spec: str, integer: bool, limit: int, repeats: bool = False) -> tuple
         if len(values) > limit:
             raise ValueError(f"more than {limit:,} values")
     if integer:
-        not_whole = [value for value in values if value != int(value)]
-        if not_whole:
-            raise ValueError(f"{not_whole[0]:g} is not a whole number")
-        values = [int(value) for value in values]
+        values = whole_numbers(values)
     seen = set()
     for value in values:
         if value in seen and not repeats:
             raise ValueError(f"{value:g} appears twice")
         seen.add(value)
     return tuple(values)
+
+
+def whole_numbers(values) -> list[int]:
+    """``values`` (numbers) as ints; ``ValueError`` naming the first that is not whole."""
+    not_whole = [value for value in values if not real_number(value) or value != int(value)]
+    if not_whole:
+        shown = f"{not_whole[0]:g}" if real_number(not_whole[0]) else repr(not_whole[0])
+        raise ValueError(f"{shown} is not a whole number")
+    return [int(value) for value in values]
 
 
 def _number(text: str, item: str) -> float:

@@ -36,7 +36,6 @@ from ..mechanisms import MECHANISMS, Mechanism
 from ..mechanisms.aggregators import mechanism_for, needs_integer_votes
 from ..mechanisms.rounds import rounds_of
 from ..mechanisms.sampled import SampledMechanism
-from ..numerics import real_number
 from ..orders import AUTO_ROUNDS, default_orders, extend_orders
 from ..rounding import ceil_text
 from .added_figures import (
@@ -379,16 +378,10 @@ def _added_rdp(add_rdp, orders: np.ndarray) -> tuple[np.ndarray | None, AddedRdp
     mapping ``{order: rdp}``), or one value per order."""
     if add_rdp is None:
         return None, None
-    if isinstance(add_rdp, Mapping):
-        if not all(real_number(key) for key in add_rdp):
-            raise InputError("add_rdp: a mapping gives {order: rdp} (a DpEvent: give its "
-                             "JSON file's path)")
-        import pandas as pd
-        add_rdp = pd.DataFrame({"order": list(add_rdp), "rdp": list(add_rdp.values())})
     if isinstance(add_rdp, (str, os.PathLike)):
         curve, digest, note = load_rdp_curve(add_rdp, orders=orders)
         return curve, AddedRdp(path=os.fspath(add_rdp), sha256=digest, note=note)
-    if hasattr(add_rdp, "columns"):  # a DataFrame: order,rdp as a file's
+    if hasattr(add_rdp, "columns") or isinstance(add_rdp, Mapping):  # order,rdp as a file's
         curve, _, note = load_rdp_curve(add_rdp, orders=orders)
         return curve, AddedRdp(path=None, sha256=None, note=note)
     return checked_curve(add_rdp, orders), None

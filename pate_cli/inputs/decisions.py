@@ -143,27 +143,18 @@ def check_decisions(table: Decisions, *, mechanism: str, classes: int,
 
 
 def _given_decisions(value: Decisions) -> Decisions:
-    """A :class:`Decisions` built by hand, its fields as arrays of one length (lists too)."""
-    try:
-        arrays = {key: None if getattr(value, key) is None else np.asarray(getattr(value, key))
-                  for key in ("answered", "label", "code", "query")}
-    except (TypeError, ValueError) as error:
-        raise InputError(f"<decisions>: fields that are no arrays ({error})") from None
-    sizes = {key: array.shape for key, array in arrays.items() if array is not None}
-    if any(len(shape) != 1 for shape in sizes.values()) or len(set(sizes.values())) > 1:
-        raise InputError("<decisions>: answered, label (and code, query) must be 1-D arrays of "
-                         "one length, got shapes " + ", ".join(f"{key} {shape}" for key, shape
-                                                               in sizes.items()))
-    if any(array is not None and array.size and not (
-            array.dtype.kind in "biu" or (array.dtype.kind == "f" and bool(np.all(
-                np.isfinite(array) & (array == np.round(array))))))
-           for array in arrays.values()):
-        raise InputError("<decisions>: answered, label, code and query must hold whole "
-                         "numbers (answered booleans)")
-    answered, label = np.asarray(arrays["answered"]), np.asarray(arrays["label"])
-    return replace(value, answered=answered.astype(bool), label=label.astype(np.int64),
-                   code=None if arrays["code"] is None else arrays["code"].astype(np.int8),
-                   query=None if arrays["query"] is None else arrays["query"].astype(np.int64))
+    """A :class:`Decisions` built by hand (lists too), its labels and query indices read as a
+    decisions array's (:func:`_labels`, :func:`_queries`), its fields of one length."""
+    name = "<decisions>"
+    label = _labels(name, value.label)
+    answered = np.asarray(value.answered)
+    code = None if value.code is None else np.asarray(value.code, dtype=np.int8)
+    query = None if value.query is None else _queries(name, value.query)
+    shapes = [array.shape for array in (answered, label, code, query) if array is not None]
+    if any(len(shape) != 1 for shape in shapes) or len(set(shapes)) > 1:
+        raise InputError(f"{name}: answered, label (and code, query) must be 1-D arrays of one "
+                         f"length, got shapes {', '.join(map(str, shapes))}")
+    return replace(value, answered=answered.astype(bool), label=label, code=code, query=query)
 
 
 def read_decisions(value, *, mechanism: str, classes: int, positions: np.ndarray,

@@ -13,10 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 
 import numpy as np
 
 from ..errors import InputError
+from ..numerics import real_number
 from .checks import check_shape, show_number
 from .npy_files import NPY_MAGIC, ZIP_MAGIC
 from .readers import (
@@ -39,7 +41,8 @@ DP_EVENT_MODULE = "dp_accounting.dp_event"
 
 
 def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | None]:
-    """An external RDP curve (``order,rdp`` file or the API's table) at ``orders``.
+    """An external RDP curve (``order,rdp`` file, the API's table or mapping ``{order: rdp}``)
+    at ``orders``.
 
     An absent order takes the next larger given order's value (an upper bound: RDP is
     non-decreasing in the order, and a decreasing curve is refused); orders above the largest
@@ -55,6 +58,12 @@ def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
         if isinstance(source, bytes) and source.lstrip()[:1] == b"{":  # a DpEvent, piped
             return _event_curve(name, decode_text(name, source), digest, orders)
         array, _ = read_matrix(name, source, key="rdp")
+    elif isinstance(path, Mapping):
+        name, source, digest = "the add_rdp mapping", None, None
+        if not all(real_number(key) and real_number(value) for key, value in path.items()):
+            raise InputError(f"{name}: gives {{order: rdp}} numbers (a DpEvent: give its JSON "
+                             "file's path)")
+        array = np.array([list(path), list(path.values())], dtype=np.float64).T
     else:
         name, array, _, digest = given_matrix(path, name="the add_rdp table", key="rdp")
         source = path

@@ -17,7 +17,7 @@ from ..accounting.tuning import TuningDistribution, tuning_distribution
 from ..errors import OptionError, OverBudget
 from ..inputs.npy_files import npz_holds
 from ..numerics import real_number
-from ..orders import parse_grid, validate_orders
+from ..orders import parse_grid, validate_orders, whole_numbers
 from .columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
 from .executors import local_pool
 from .points import SweepSettings, check_sweep_options, open_sources, plan_points, run_points
@@ -210,10 +210,10 @@ def grid_values(grids: dict) -> dict:
             parsed[name] = parse_grid(values, name=name, integer=integer)
         else:
             values = [values] if np.isscalar(values) else list(values)
-            if integer and any(not real_number(v) or v != int(v) for v in values):
-                bad = next(v for v in values if not real_number(v) or v != int(v))
-                raise OptionError(f"--{name.replace('_', '-')}: {bad!r} is not a whole number")
-            parsed[name] = tuple(int(v) if integer else float(v) for v in values)
+            try:
+                parsed[name] = tuple(whole_numbers(values) if integer else map(float, values))
+            except ValueError as error:  # the command's message for a grid text
+                raise OptionError(f"--{name.replace('_', '-')}: {error}") from None
     if any(value < 1 for value in parsed.get("svt_cutoff", ())):
         raise OptionError("--svt-cutoff takes whole numbers of at least 1 in a sweep (fixed "
                           f"cut-offs; no 'auto'), got {min(parsed['svt_cutoff'])}")
