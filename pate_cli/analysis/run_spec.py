@@ -182,6 +182,10 @@ def _one_run(s: RunSpec) -> bool:  # one run in file order: no rounds, no groups
     return s.rounds is None and s.individualized is None
 
 
+def _parameter(s: RunSpec, key: str):  # a parameter given by name or carried by the object
+    return s.parameters.get(key, getattr(s.aggregator, "params", {}).get(key))
+
+
 _SELECTING = ("svt", "interactive")
 # the sampled mechanisms with two steps, which --sampling-steps independent samples apart
 _TWO_STEPS_SAMPLED = tuple(name for name in SAMPLED_MECHANISMS if name in TAKEN_BY["threshold"])
@@ -322,8 +326,8 @@ RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are i
          "--add-rdp does not combine with --individualized yet (each group would need the "
          "curve added to its own sum)"),
     Rule(lambda s: _single(s) and _one_run(s) and s.name == "svt"
-         and s.parameters.get("svt_scale") is not None
-         and s.parameters.get("target_epsilon") is not None,
+         and _parameter(s, "svt_scale") is not None
+         and _parameter(s, "target_epsilon") is not None,
          "give --svt-scale or --target-epsilon, not both"),
     Rule(lambda s: s.name == "svt" and s.budget is not None,  # --rounds, groups: above
          "--budget does not apply to -m svt (its cut-off bounds the cost)"),

@@ -8,6 +8,7 @@ import pytest
 from pate_cli import analyze
 from pate_cli.analysis.run_spec import RULES, RunSpec, check_options
 from pate_cli.errors import OptionError
+from pate_cli.mechanisms import SVTPATE
 from tests import ROOT
 
 VOTES = ROOT / "sample_votes" / "mnist_250_votes.npy"
@@ -127,6 +128,8 @@ CASES = [
     (dict(mechanism="svt", svt_scale=2.0, target_epsilon=1.0),
      ["-m", "svt", "--svt-scale", "2", "--target-epsilon", "1"],
      "give --svt-scale or --target-epsilon, not both"),
+    (dict(mechanism=SVTPATE(scale=2.0, target_epsilon=1.0, cutoff=5)), None,
+     "give --svt-scale or --target-epsilon, not both"),  # an object's target is not ignored
     (dict(mechanism="svt", budget=2.0), ["-m", "svt", "--budget", "2"],
      "--budget does not apply to -m svt"),
     (dict(mechanism="svt", orders=[2.0, 8.0]), ["-m", "svt", "--orders", "2,8"],
