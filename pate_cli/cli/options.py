@@ -361,7 +361,7 @@ def budget_specs(option) -> list:
                default="query", metavar="UNIT",
                help="Halt before a query (default) or the output that could exceed it."),
         option("--max-epsilon", type=POSITIVE,
-               help="Exit 3 if epsilon (a report's: published) exceeds this."),
+               help="Exit 3 if the headline epsilon (replay: data-dependent) is over."),
         option("--decisions", "decisions", type=click.Path(dir_okay=False),
                help="Account this run's decisions instead of drawing noise."),
     ]

@@ -208,7 +208,8 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
                          else f"exhausted at query {row['exhausted_at']}")
             knob = next(f"{key} {_short(row[key])}" for key in
                         ("upsampling", "weight", "participation") if key in row)
-            spent_order = "" if row["order"] is None else f" ({_rdp(row['order'])})"
+            spent_order = ("" if row["order"] is None else  # nothing spent: no figure
+                           f" ({_rdp(row['order'])}{DEPENDENT if dependent else ''})")
             independent = ""
             if row.get("epsilon_data_independent") is not None:
                 halt, every = (_up(row["epsilon_data_independent"]),
@@ -236,8 +237,9 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
     if s.get("smooth_sensitivity"):
         ss = s["smooth_sensitivity"]
         sanitized = ("" if ss["sanitized_epsilon"] is None
-                     else f"; sanitised release {_up(ss['sanitized_epsilon'])}" + (
-                         f" ({AVERAGE_RELEASE})" if average_release(s) else ""))
+                     else f"; sanitised release {_up(ss['sanitized_epsilon'])} (" + (
+                         AVERAGE_RELEASE if average_release(s) else
+                         "a private estimate of the cost, not an upper bound") + ")")
         # the release converts by the classic rule whatever the run's --conversion
         classic = "" if s.get("conversion") == "classic" else ", classic conversion"
         lines.append(("smooth sensitivity",
@@ -278,6 +280,8 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
                 else f"exceeded by {ceil_text(-b['remaining'], 4)} before the first query")
         if counted:  # the budget held the run's count's figure, not the bound for any run
             left += " on the run's answers, not a bound (see data-independent)"
+        elif dependent:  # the budget held the data-dependent figure, not the published one
+            left += " of the data-dependent, unsanitised figure (see data-independent)"
         lines.append(("budget", f"{limit_text(b['limit'])}: {stop}, {left}"))
     if s.get("decisions"):
         d = s["decisions"]

@@ -15,6 +15,7 @@ from ..analysis.result import AnalysisResult, register_presenter
 from ..analysis.run import reports_any_run_bound
 from ..decisions import INTERACTIVE_NAMES
 from ..numerics import whole_int
+from .report_statement import headline
 
 
 def summary_dict(result: AnalysisResult) -> dict:
@@ -114,7 +115,28 @@ def summary_dict(result: AnalysisResult) -> dict:
     summary["risk_data_independent"] = risk_dict(result.risk_data_independent)
     summary["files"] = {entry.option: {"path": entry.path, "sha256": entry.sha256}
                         for entry in result.input_files} or None
+    summary["published"] = published_summary(summary)
     return summary
+
+
+def published_summary(summary: dict) -> dict:
+    """What the run may publish, as pate-report's headline states it (cli:json ``published``).
+
+    Args:
+      summary: the JSON summary so far.
+
+    Returns:
+      ``{epsilon, kind}``: ``kind`` ``"bound"`` (data-independent: holds for any run, the
+      search's cost included where ``--tuning`` led it), ``"sanitised release"`` (a private
+      estimate of the data-dependent cost, not an upper bound), ``"per group"`` (``epsilon``
+      None: each group's is in ``groups``), or None with ``epsilon`` None where no figure
+      covers the run (an SVT cut-off chosen on the votes).
+    """
+    if (summary.get("svt") or {}).get("cutoff_from_search"):
+        return {"epsilon": None, "kind": None}
+    groups, head = summary.get("groups"), headline(summary)
+    return {"epsilon": head["published"], "kind": "per group" if groups else
+            "sanitised release" if head["sanitised"] else "bound"}
 
 
 register_presenter("dict", summary_dict)

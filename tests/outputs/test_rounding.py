@@ -166,7 +166,7 @@ def _summary_figures(summary: dict) -> list[tuple[str, str, float, bool]]:
     if s.get("tuning"):
         figures.append(("with tuning", rf"^{NUMBER} ", s["tuning"]["epsilon_tuned"], False))
     if s.get("budget"):
-        figures.append(("budget", rf", {NUMBER} left$", s["budget"]["remaining"], True))
+        figures.append(("budget", rf", {NUMBER} left(?: |$)", s["budget"]["remaining"], True))
     for row in s.get("groups") or []:
         figures.append((f"group {row['group']}", rf"spent {NUMBER}", row["epsilon"], False))
         figures.append((f"group {row['group']}", rf"(?:,|data-independent) {NUMBER} at the halt",
