@@ -29,7 +29,7 @@ from .runner import run_case
 GAUSSIAN = Path(__file__).parent / "gaussian"
 # JSON keys recorded since, not always null here
 ADDED = ("risk", "risk_data_independent", "files", "epsilon_data_independent_pld",
-         "individualized_rule", "epsilon_data_independent_worst_pld")
+         "individualized_rule", "epsilon_data_independent_worst_pld", "published")
 # The summary's data-independent line gives the PLD figure first since (the RDP one after)
 PLD_FIRST = re.compile(rb"^(data-independent +)[0-9.]+ \(privacy-loss distribution "
                        rb"accountant(, below the data-dependent figure)?\); RDP ", re.M)
@@ -106,6 +106,11 @@ def _without_screening(name: str, data: bytes, recorded: bytes) -> bytes:
     # an RDP figure names its accountant since ("(RDP, order 6", "(RDP, every query")
     data = re.sub(rb"(; data-independent [0-9.]+) \(RDP\)$", rb"\1", data.replace(
         b"RDP, order ", b"order ").replace(b"(RDP, every query", b"(every query"), flags=re.M)
+    # a budget's remainder and each group's spent figure say they are data-dependent since
+    data = data.replace(b" left of the data-dependent, unsanitised figure (see "
+                        b"data-independent)", b" left")
+    data = re.sub(rb"(spent [0-9.]+ \(RDP, order [0-9.]+); data-dependent, unsanitised\)",
+                  rb"\1)", data)
     # each round's data-dependent figure says it is unsanitised since
     data = re.sub(rb"^(round \d+ .*); data-dependent, unsanitised: not for publication\)$",
                   rb"\1)", data, flags=re.M)
