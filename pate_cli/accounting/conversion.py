@@ -34,7 +34,7 @@ def conversion_offset(*, orders, delta, conversion: str = "classic") -> np.ndarr
     if conversion == "classic":
         return -logs / (orders - 1.0)
     if conversion == "improved":
-        return np.log((orders - 1.0) / orders) - (logs + np.log(orders)) / (orders - 1.0)
+        return np.log1p(-1.0 / orders) - (logs + np.log(orders)) / (orders - 1.0)
     raise ValueError(f"conversion must be one of {', '.join(CONVERSIONS)}, got {conversion!r}")
 
 

@@ -6,6 +6,7 @@ Derivation: docs/explanation/risk.md#routes; one-way curves: docs/explanation/ri
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -191,12 +192,16 @@ def rdp_risk(rdp, *, orders, conversion: str = "classic",
     return profile_risk(epsilons, RDP_DELTAS, "rdp", one_way=one_way)
 
 
-def pld_risk(pld) -> AttackRisk:
+def pld_risk(pld) -> AttackRisk | None:
     """Source ``pld``: a dp_accounting PLD's (pessimistic) profile at ``PLD_EPSILONS``
     epsilons from 0 to where delta falls to ``TRUSTED_DELTA`` or, if larger, twice its mass
-    at infinity (truncated tails, which no epsilon removes)."""
+    at infinity (truncated tails, which no epsilon removes). None where dp_accounting cannot
+    find that epsilon (its ratio of tiny masses overflows): the RDP curve's risk stands."""
     floor = float(pld.get_delta_for_epsilon(1e6))  # the mass at infinity
-    largest = float(pld.get_epsilon_for_delta(max(TRUSTED_DELTA, 2.0 * floor)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        largest = float(pld.get_epsilon_for_delta(max(TRUSTED_DELTA, 2.0 * floor)))
+    if not math.isfinite(largest):
+        return None
     epsilons = np.linspace(0.0, max(largest, 1e-12), PLD_EPSILONS)
     # deltas not finite or below TRUSTED_DELTA: left out, which only loosens the minimum
     with np.errstate(over="ignore", invalid="ignore"):

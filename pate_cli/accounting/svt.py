@@ -67,7 +67,8 @@ def svt_epsilon(*, scale: float, rounds: ArrayLike, delta: float,
     else:
         excess = _improved_excess(rho, log_inv_delta)
         alpha = 1.0 + excess
-        line = (alpha * rho + np.log(excess) - np.log1p(excess)
+        # log((alpha - 1) / alpha) as -log1p(1/t): log(t) - log1p(t) cancels at large t
+        line = (alpha * rho - np.log1p(1.0 / excess)
                 + (log_inv_delta - np.log1p(excess)) / excess)
         line = np.maximum(line, 0.0)
     # raised by ROUNDING_MARGIN as every converted epsilon, never below the exact minimum

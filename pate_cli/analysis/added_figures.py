@@ -170,7 +170,9 @@ def pld_figure(mechanism, queries: int, answered: int,
         pld = gaussian_pld(steps, sampling.rate)
         if pld is not None:
             if delta >= TRUSTED_DELTA:  # below it, the RDP figure (accounting.risk)
-                figures.append(float(pld.get_epsilon_for_delta(delta)))
+                with np.errstate(over="ignore", invalid="ignore"):
+                    composed = float(pld.get_epsilon_for_delta(delta))
+                figures += [composed] if math.isfinite(composed) else []  # else the RDP's
             sampled_risk = pld_risk(pld)
     return (min(figures) if figures else None), sampled_risk
 

@@ -110,3 +110,35 @@ def test_lnmax_to_50_digits(counts, lam):
         expected = min(eps0**2 * order / 2, eps0)
     got = rdp_lnmax(np.array([float(log_q)]), scale=lam, orders=[8.0])[0, 0]
     assert math.isclose(got, float(expected), rel_tol=1e-11, abs_tol=1e-16)
+
+
+@pytest.mark.parametrize("order", [1.0001, 2.0, 50.0, 53817.37, 1e5, 1e6])
+@pytest.mark.parametrize("delta", [1e-5, 1e-300])
+def test_the_improved_conversion_term_to_50_digits(order, delta):
+    """log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1): the quotient rounded to
+    within an ulp of 1 at large orders gave an absolute error of 1e-16 in its log, which
+    put a gnmax epsilon at sigma 7e4 2.4e-12 below the exact one."""
+    from pate_cli.accounting.conversion import conversion_offset
+
+    ours = conversion_offset(orders=np.array([order]), delta=delta, conversion="improved")[0]
+    a = mpmath.mpf(order)
+    exact = mpmath.log((a - 1) / a) - (mpmath.log(mpmath.mpf(delta)) + mpmath.log(a)) / (a - 1)
+    assert abs(mpmath.mpf(ours) - exact) <= 1e-14 * abs(exact)
+
+
+@pytest.mark.parametrize("scale, rounds", [(1e5, 1), (1e5, 10), (3e4, 10), (1e5, 100),
+                                           (50.0, 20)])
+def test_the_svt_improved_line_is_never_below_its_value_at_its_order(scale, rounds):
+    """The improved conversion of SVT's rho-zCDP line at the order it picks (math:svt), in
+    50 digits: log(t) - log1p(t) cancelled at t = alpha - 1 = 7e4 and left the publishable
+    epsilon 1.85e-11 below it."""
+    from pate_cli.accounting.svt import svt_epsilon
+
+    delta = 4.999999999995456e-06
+    epsilon, order, pure = (float(x[0]) for x in svt_epsilon(
+        scale=scale, rounds=np.array([float(rounds)]), delta=delta, conversion="improved"))
+    assert not pure
+    a, rho = mpmath.mpf(order), mpmath.mpf(rounds) * (2 / mpmath.mpf(scale)) ** 2 / 2
+    exact = a * rho + mpmath.log((a - 1) / a) + (-mpmath.log(mpmath.mpf(delta))
+                                                 - mpmath.log(a)) / (a - 1)
+    assert exact <= epsilon <= exact * (1 + 2e-12)

@@ -380,6 +380,21 @@ def test_a_pld_profile_that_overflows_gives_a_bound_not_minus_infinity():
     assert np.all(np.isfinite(done.risk.tpr_at([0.001, 0.01, 0.1])))
 
 
+def test_a_pld_whose_largest_epsilon_overflows_leaves_the_rdp_risk():
+    """Confident at sigmas 0.05 sampled at 1e-6: dp_accounting's epsilon at the trusted
+    delta overflowed to inf, the profile's epsilons were NaN and the run failed ("Epsilons
+    in get_delta_for_epsilon must be sorted"). The PLD profile is left out, the RDP curve's
+    risk stands, and the figures stay at most the unsampled run's."""
+    votes = np.tile([250, 0], (100, 1))
+    options = dict(threshold=200, sigma_threshold=0.05, sigma=0.05,
+                   accounting="data-independent")
+    sampled = pate_cli.analyze(votes, "confident", sampling="poisson:1e-6", **options)
+    plain = pate_cli.analyze(votes, "confident", **options)
+    assert math.isfinite(sampled.epsilon) and sampled.epsilon <= plain.epsilon
+    assert sampled.risk is not None and sampled.risk.source == "rdp"
+    assert np.all(np.isfinite(sampled.risk.tpr_at([0.001, 0.01, 0.1])))
+
+
 def test_a_sampled_pld_is_not_read_below_the_trusted_delta():
     """9,000 queries sampled at 0.001 with sigma 1, delta 1e-10: the PLD figure was
     3.411213, below prv_accountant's lower bound 3.411396 on the exact epsilon (the FFT's
