@@ -8,16 +8,7 @@ import shlex
 import click
 from click.core import ParameterSource
 
-from ..analysis import api
 from ..errors import OverBudget
-from ..outputs.report import SEARCHED_CUTOFF, render_report, report_format
-from ..outputs.report_files import (
-    analysed_votes,
-    check_report_destination,
-    figure_table,
-    read_run,
-    write_report,
-)
 from ..outputs.report_statement import (
     ANY_RUN_KEY,
     halt_from_votes,
@@ -105,6 +96,17 @@ def report(ctx, votes, **options):
     and halt, per-group costs, figures, the reproduction recipe (command, version, input
     sha256) and a checklist after Ponomareva et al. 2023, "How to DP-fy ML".
     """
+    # imported here: a Ctrl-C while the command starts is one line, not a traceback
+    from ..analysis import api
+    from ..outputs.report import SEARCHED_CUTOFF, render_report, report_format
+    from ..outputs.report_files import (
+        analysed_votes,
+        check_report_destination,
+        figure_table,
+        read_run,
+        write_report,
+    )
+
     # the command's own options; the others are analyze()'s
     output, from_summary, per_query, dataset_size, max_epsilon, _ = (
         options.pop(key) for key in ("output", "from_summary", "per_query", "dataset_size",

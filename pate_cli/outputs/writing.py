@@ -6,7 +6,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import signal
 import stat
+import threading
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -43,17 +45,38 @@ def write_outputs(files: dict) -> None:
             if destination.special:
                 _write_in_place(destination, data)
         temporaries = iter(list(staged))
-        for destination in destinations:
-            current = destination.path
-            if not destination.special:
-                temporary = next(temporaries)
-                os.replace(temporary, destination.target)
-                staged.remove(temporary)
+        with _interrupts_held():  # an interrupt here would leave old and new files mixed
+            for destination in destinations:
+                current = destination.path
+                if not destination.special:
+                    temporary = next(temporaries)
+                    os.replace(temporary, destination.target)
+                    staged.remove(temporary)
     except OSError as error:
         raise ValueError(f"{current}: cannot write: {error.strerror or error}") from None
     finally:
         for temporary in staged:
             _remove(temporary)
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT and SIGTERM held back while the renames run, raised again once they are done
+    (to the handlers in place before): all outputs are then the new ones. Python handles
+    signals on the main thread only, so elsewhere nothing is held."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    before = {number: signal.signal(number, lambda number, _: caught.append(number))
+              for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for number, handler in before.items():  # None: a handler set outside Python
+            signal.signal(number, signal.SIG_DFL if handler is None else handler)
+        for number in caught:
+            signal.raise_signal(number)
 
 
 def utf8_text(text: str) -> str:

@@ -583,3 +583,27 @@ def test_a_file_size_limit_is_one_line_exit_2(votes, tmp_path):
     assert one_line(done.stderr) == f"Error: {table}: cannot write: File too large"
     assert out.read_bytes() == b"old" and table.read_bytes() == b"old"
     assert temporaries(tmp_path) == []
+
+
+@pytest.mark.skipif(not LINUX, reason="signals held with pthread_sigmask")
+def test_an_interrupt_between_the_renames_leaves_all_outputs_new(tmp_path, monkeypatch):
+    """Ctrl-C after the first of three renames: the second and third still run (the signal
+    is held until they are done), so no mix of old and new files is left."""
+    import pate_cli.outputs.writing as writing
+
+    paths = [tmp_path / name for name in ("s.json", "q.csv", "d.csv")]
+    for path in paths:
+        path.write_text("OLD")
+    renamed = []
+    real = os.replace
+
+    def replace_then_interrupt(source, target):
+        real(source, target)
+        renamed.append(target)
+        if len(renamed) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(writing.os, "replace", replace_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        write_outputs({str(path): b"NEW" for path in paths})
+    assert len(renamed) == 3 and [path.read_text() for path in paths] == ["NEW"] * 3
