@@ -8,9 +8,9 @@ import errno
 import os
 import signal
 import stat
-import threading
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
