@@ -36,7 +36,7 @@ Examples:
 The lower bound is a measurement (Clopper-Pearson, at --confidence, from --draws draws
 per side), never a guarantee. Exit status: 0 consistent, 3 violated (the measured lower
 bound exceeds the claim), 2 bad input or options or an aggregator that cannot be called
-as stated, 130 Ctrl-C, 1 unexpected.
+as stated, 130 Ctrl-C, 143 SIGTERM, 1 unexpected.
 """ + completion_line("pate-audit") + "\n"
 
 

@@ -45,7 +45,7 @@ answer is the largest eta analysed that meets the target.
 
 \b
 Exit status: 0 ok, 2 bad input or options, or no noise in range meets the target;
-130 Ctrl-C, 1 unexpected.
+130 Ctrl-C, 143 SIGTERM, 1 unexpected.
 """ + completion_line("pate-calibrate") + "\n"
 
 

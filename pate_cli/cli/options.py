@@ -64,7 +64,8 @@ class OrderGrid(click.ParamType):
         try:
             return parse_orders(value)
         except ValueError as error:
-            self.fail(str(error).replace("--orders ", ""), param, ctx)
+            self.fail(str(error).removeprefix("--orders: ").replace("--orders ", ""), param,
+                      ctx)
 
 
 class Order(click.ParamType):

@@ -68,7 +68,8 @@ Examples:
 def history(inputs, **options):
     """Cumulative epsilon against queries, one line per per-query TABLE.
 
-    TABLE is a per-query table of pate-analyze --per-query (.csv, .jsonl, .parquet).
+    TABLE is a per-query table of pate-analyze --per-query (.csv, .tsv, .json/.jsonl,
+    .parquet).
     The stopping point is the first query whose cumulative epsilon exceeds --budget.
     Papernot et al. 2018, Figure 1 (middle).
     """

@@ -66,7 +66,9 @@ RISK_SOURCES = {"pld": "privacy-loss distribution (PLD)",
 
 
 def _figure(key: str, label: str, value, digits: int = 4, *, rounding: str = "up") -> dict:
-    return {"key": key, "label": label, "text": number(value, digits, rounding=rounding),
+    # an epsilon keeps its trailing zeros, as the headline and pate-analyze print it
+    text = number(value, digits, rounding=rounding, strip="epsilon" not in key)
+    return {"key": key, "label": label, "text": text,
             "value": "" if value is None else repr(value)}
 
 
