@@ -178,8 +178,10 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
                                        f"sensitivity^2 {_short(multi['sensitivity_squared'])} "
                                        "per query"))
     if s["label_accuracy"] is not None:
+        replayed = (f" (the replay with seed {s['seed']}; expected accounting averages the "
+                    "cost over replays)" if s.get("accounting") == "expected" else "")
         lines.append(("label accuracy", f"{s['label_accuracy']:.4f} "
-                                        f"over {s['labels_output']} labels output"))
+                                        f"over {s['labels_output']} labels output{replayed}"))
     if s.get("outcomes"):
         o = s["outcomes"]
         lines.append(("outcomes", f"{o['teacher']} teacher labels, {o['student']} student "
