@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..inputs.shards import input_files
-from ..outputs.calibration import render_calibration
-from ..outputs.writing import check_destinations, write_outputs
-from ..sweep.calibrate import ACCOUNTINGS, CALIBRATED, DEFAULT_TOLERANCE, calibrate
+from .choices import CALIBRATED, CALIBRATION_ACCOUNTINGS, CALIBRATION_TOLERANCE
 from .errors import reported_warnings, run_command
 from .options import (
     CONTEXT_SETTINGS,
@@ -71,7 +68,7 @@ def _target_specs(option) -> list:
         option("--scale-all", is_flag=True,
                help="Confident: solve one factor applied to T, sigma1 and sigma2."),
         option("--tolerance", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-               default=DEFAULT_TOLERANCE, show_default=True,
+               default=CALIBRATION_TOLERANCE, show_default=True,
                help="Stop when the bracket's ends are within this relative step (at "
                     "least about 1e-6: values have 6 significant digits)."),
     ]
@@ -80,7 +77,7 @@ def _target_specs(option) -> list:
 def _accounting_specs(option) -> list:
     # pate-analyze's accounting options, --accounting restricted to the two not depending on
     # a replay's noise draw (the shared list starts with --accounting)
-    return [option("--accounting", type=click.Choice(list(ACCOUNTINGS)),
+    return [option("--accounting", type=click.Choice(list(CALIBRATION_ACCOUNTINGS)),
                    default="data-independent", show_default=True,
                    help="data-independent (no data-dependent bound; with a selection "
                         "step, the bound for any run: every query answered) or expected "
@@ -104,6 +101,12 @@ def command(votes, **options):
     and expected), the label accuracy with --labels, and the pate-analyze command that
     reproduces it.
     """
+    # imported here: a Ctrl-C while the command starts is one line, not a traceback
+    from ..inputs.shards import input_files
+    from ..outputs.calibration import render_calibration
+    from ..outputs.writing import check_destinations, write_outputs
+    from ..sweep.calibrate import calibrate
+
     fmt, output, _ = (options.pop(key) for key in ("fmt", "output", "debug"))
     if output is not None:  # before any work; never over an input
         check_destinations([(f"-o {output}", output)], inputs=input_files(

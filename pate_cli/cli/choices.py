@@ -14,3 +14,7 @@ SCREENINGS = ("exact", "gaussian")  # mechanisms.threshold.SCREENINGS
 ETA = (1e-12, 300.0)  # mechanisms.domains.ETA (the range --eta's help gives)
 ETA_TEXT = f"eta in [{ETA[0]:g}, {ETA[1]:g}]"
 MAX_POINTS = 100_000  # sweep.api.MAX_POINTS (pate-sweep --max-points' default)
+CALIBRATED = ("gnmax", "lnmax", "confident", "exponential",
+              "confident-exponential")  # sweep.calibrate.CALIBRATED
+CALIBRATION_ACCOUNTINGS = ("data-independent", "expected")  # sweep.calibrate.ACCOUNTINGS
+CALIBRATION_TOLERANCE = 1e-3  # sweep.calibrate.DEFAULT_TOLERANCE

@@ -59,7 +59,7 @@ def test_import_help_and_a_small_analysis_load_no_heavy_library():
     matplotlib, dask nor pyarrow (one fresh interpreter, in that order)."""
     steps = {"import": "import pate_cli\n"}
     steps.update({module: help_code(module)
-                  for module in ("analyze", "sweep", "plot", "audit")})
+                  for module in ("analyze", "sweep", "plot", "audit", "report", "calibrate")})
     steps["plot kinds"] = (
         "from pate_cli.cli.plot import main\n"
         "for kind in ('history', 'groups', 'tradeoff', 'selection', 'partition',\n"
@@ -70,7 +70,7 @@ def test_import_help_and_a_small_analysis_load_no_heavy_library():
         f"try:\n    main([{str(VOTES)!r}, '-n', '10', '-f', 'json'])\n"
         "except SystemExit:\n    pass\n")
     after = loaded_after_each(steps)
-    for step in ("import", "analyze", "sweep", "plot", "audit"):
+    for step in ("import", "analyze", "sweep", "plot", "audit", "report", "calibrate"):
         assert after[step] == {"heavy": [], "numpy": False}, step
     assert after["plot kinds"]["heavy"] == []
     assert not set(after["small analysis"]["heavy"]) & {"pandas", "matplotlib", "dask",
@@ -110,6 +110,9 @@ def test_the_choices_help_lists_are_the_cores():
     assert choices.MAX_POINTS == MAX_POINTS
     from pate_cli.accounting.audit import CLAIMED
     assert choices.AUDITED == CLAIMED
+    from pate_cli.sweep.calibrate import ACCOUNTINGS, CALIBRATED, DEFAULT_TOLERANCE
+    assert (choices.CALIBRATED, choices.CALIBRATION_ACCOUNTINGS,
+            choices.CALIBRATION_TOLERANCE) == (CALIBRATED, ACCOUNTINGS, DEFAULT_TOLERANCE)
 
 
 @pytest.mark.parametrize("command", ["pate-analyze", "pate-report", "pate-sweep"])
