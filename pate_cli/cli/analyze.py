@@ -9,7 +9,13 @@ import click
 
 from ..errors import OptionError, OverBudget
 from ..outputs.summary import FORMATS, parameters_text, render
-from .errors import NO_BOUND_TO_GATE, check_max_epsilon, reported_warnings, run_command, warn
+from .errors import (
+    NO_BOUND_TO_GATE,
+    check_max_epsilon,
+    reported_warnings,
+    run_command,
+    warn_table_output,
+)
 from .options import (
     CONTEXT_SETTINGS,
     SchedulerAddress,
@@ -129,8 +135,7 @@ def analyze(votes, **options):
         text = summary()
     if files["output"] is None:
         click.echo(text, nl=False)
-    elif str(files["output"]).lower().endswith(".json") and fmt != "json":
-        warn(f"-o {files['output']} is written as a {fmt} (give -f json for JSON)")
+    warn_table_output(files["output"], fmt)
     # a data-independent run that composes only its answers: the bound for any run
     from ..analysis.added_figures import published_epsilon
     if (max_epsilon is not None and result.accounting == "data-independent"

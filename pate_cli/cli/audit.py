@@ -10,7 +10,7 @@ import click
 
 from ..errors import OverBudget
 from .choices import AUDITED
-from .errors import reported_warnings, run_command
+from .errors import reported_warnings, run_command, warn_table_output
 from .options import (
     CONTEXT_SETTINGS,
     INTEGER_OR_AUTO,
@@ -107,6 +107,7 @@ def command(votes, mechanism, aggregator, fmt, output, debug, **options):
         write_outputs({output: text.encode()})
     else:
         click.echo(text, nl=False)
+    warn_table_output(output, fmt)
     if result.verdict == "violated":
         lower, upper = bounds_text(result.epsilon_lower, result.epsilon_upper)
         raise OverBudget(f"the measured lower bound {lower} "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .choices import CALIBRATED, CALIBRATION_ACCOUNTINGS, CALIBRATION_TOLERANCE
-from .errors import reported_warnings, run_command
+from .errors import reported_warnings, run_command, warn_table_output
 from .options import (
     CONTEXT_SETTINGS,
     POSITIVE,
@@ -119,6 +119,7 @@ def command(votes, **options):
         write_outputs({output: text.encode()})
     else:
         click.echo(text, nl=False)
+    warn_table_output(output, fmt)
 
 
 def main(args=None) -> None:

@@ -193,6 +193,22 @@ def reported_warnings() -> Iterator[None]:
                     warn(text)
 
 
+# extensions of the data formats a -o summary is not written in unless -f json (.json)
+DATA_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".parquet")
+
+
+def warn_table_output(output, fmt: str) -> None:
+    """A ``Warning:`` line when ``-o``'s extension names a data format but the summary is
+    written as a table (pate-analyze, pate-calibrate, pate-audit).
+
+    Args:
+      output: the ``-o`` path, or None.
+      fmt: the ``-f`` format, ``table`` or ``json``.
+    """
+    if fmt == "table" and output is not None and str(output).lower().endswith(DATA_SUFFIXES):
+        warn(f"-o {output} is written as a table (give -f json for JSON)")
+
+
 def warn(text: str) -> None:
     """``Warning: text`` as one line on stderr (a path's newline, say, a space)."""
     click.echo(f"Warning: {' '.join(text.split())}", err=True)

@@ -117,3 +117,22 @@ def test_an_output_path_ending_in_a_slash_is_no_file(cli, tmp_path, command):
     assert not folder.exists()
     empty = getattr(cli, command)(MNIST, *options, "-o", "")
     assert empty.code == 2 and "an empty output path" in empty.err
+
+
+@pytest.mark.parametrize("command", ["analyze", "calibrate", "audit"])
+@pytest.mark.parametrize("suffix", [".json", ".CSV", ".parquet"])
+def test_a_data_file_name_for_a_table_summary_is_warned_of(cli, tmp_path, command, suffix):
+    """``-o run.csv`` (or .json, .parquet) without ``-f json`` is written as the text table the
+    contract says, with one ``Warning:`` line; pate-calibrate and pate-audit said nothing and
+    pate-analyze only for .json (review R37). ``-f json`` or a text name: no warning."""
+    options = {"analyze": ["-n", "50"],
+               "calibrate": ["-m", "gnmax", "--target-epsilon", "2", "-n", "50"],
+               "audit": ["-m", "gnmax", "--sigma", "40", "--draws", "1000"]}[command]
+    run = getattr(cli, command)
+    target = tmp_path / f"run{suffix}"
+    result = run(MNIST, *options, "-o", target)
+    assert result.code == 0, result.err
+    assert result.err == f"Warning: -o {target} is written as a table (give -f json for JSON)\n"
+    assert not target.read_text().startswith("{")
+    assert run(MNIST, *options, "-f", "json", "-o", target).err == ""
+    assert run(MNIST, *options, "-o", tmp_path / "run.txt").err == ""
