@@ -10,13 +10,14 @@ Size: one concept, a vote input of any kind read into a ``VoteSet`` (with labels
 from __future__ import annotations
 
 import os
+import warnings
 import weakref
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, OptionError
+from ..errors import InputError, OptionError, PateWarning
 from ..numerics import real_number
 from ..work_sizes import TABLE_ROWS
 from .checks import (
@@ -61,6 +62,8 @@ MAX_CLASSES = 1_000_000
 LARGEST_VOCABULARY = 2**53
 # The largest number of teachers M: vote counts and their sums stay exact in float64.
 LARGEST_TEACHERS = 2**53
+# Rows of predictions that, all summing to one total, are taken for vote counts (a warning).
+COUNT_LIKE_ROWS = 10
 
 
 @dataclass(frozen=True)
@@ -350,6 +353,8 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
                 raise InputError(f"{name}: query {start + bad[0]}, teacher {bad[1]}: "
                                  f"{show_number(part[bad])} is not a class id")
         top, low = max(top, int(part.max())), min(low, int(part.min()))
+        if start == 0:
+            _note_counts(name, part)
         if teachers is not None:  # the voters of each row: its class ids other than -1
             check_at_most(name, (part >= 0).sum(axis=1), start, float(teachers), 1e-9)
         drop_mapped_rows(array, start, start + part.shape[0])
@@ -384,6 +389,19 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
     elif packed_labels is not None:
         vote_set = attach_labels(vote_set, packed_labels, name=f"{name} (array 'labels')")
     return vote_set
+
+
+def _note_counts(name: str, rows: np.ndarray) -> None:
+    """A ``PateWarning`` where the first rows of predictions look like vote counts: at least
+    ``COUNT_LIKE_ROWS`` rows, not all the same, each summing to the same positive total (as
+    each query's counts sum to the teachers)."""
+    sums = rows.sum(axis=1)
+    if (rows.shape[0] >= COUNT_LIKE_ROWS and sums[0] > 0 and (sums == sums[0]).all()
+            and not (rows == rows[0]).all()):
+        warnings.warn(f"{name}: each of its first {rows.shape[0]:,} rows sums to "
+                      f"{show_number(sums[0])}, as rows of vote counts do; vote counts are "
+                      "the VOTES argument, not --predictions (teachers' class ids)",
+                      PateWarning, stacklevel=3)
 
 
 def read_shard(name: str) -> np.ndarray:

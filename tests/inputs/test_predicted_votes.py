@@ -139,3 +139,21 @@ def test_a_large_dense_histogram_says_a_sparse_file_is_faster(tmp_path, monkeypa
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         load_predictions(path, classes=1000)
+
+
+def test_vote_counts_given_as_predictions_are_warned_of(tmp_path):
+    """A vote-count file passed to ``--predictions`` was read as 250 classes of 10 teachers
+    without a word (review R37): rows that all sum to one total, as counts do, are noted."""
+    from pate_cli.errors import PateWarning
+
+    counts = np.random.default_rng(0).multinomial(250, [0.1] * 10, size=40)
+    np.save(tmp_path / "votes.npy", counts)
+    with pytest.warns(PateWarning, match=r"first 40 rows sums to 250, as rows of vote counts"):
+        load_predictions(tmp_path / "votes.npy")
+    predictions = np.random.default_rng(1).integers(0, 10, size=(40, 250))
+    same = np.tile(predictions[:1], (40, 1))  # every teacher's prediction alike on each query
+    for quiet in (predictions, same, counts[:9]):
+        np.save(tmp_path / "p.npy", quiet)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            load_predictions(tmp_path / "p.npy")
