@@ -105,8 +105,8 @@ def render_table(rows: list[dict]) -> str:
                  " replay: seeds 0.."
                  f"{rows[0]['replays'] - 1} (mean ± std); paper: Table 1 (answered / epsilon),"
                  " from realised runs. eps d-d: the expected data-dependent epsilon, unsanitised"
-                 " (Table 2 gives its release). avg d-i: the data-independent epsilon at the expected"
-                 " answered count, an average, not a bound (pate-analyze --accounting"
+                 " (Table 2 gives its release). avg d-i: the data-independent epsilon at the"
+                 " expected answered count, an average, not a bound (pate-analyze --accounting"
                  " expected gives the bound for any run). Epsilons are rounded up.")
     return "\n".join(lines) + "\n"
 

@@ -31,7 +31,9 @@ def summary_accounting(summary: dict | None) -> str:
         return ""
     parts = [f"{summary.get('accounting')} accounting",
              f"{summary.get('conversion', 'classic')} conversion"]
-    if summary.get("accounting") == "replay":
+    if summary.get("decisions"):  # the given decisions, not a seeded replay
+        parts.append(f"the decisions of {summary['decisions']['path']}")
+    elif summary.get("accounting") == "replay":
         parts.append(f"seed {summary.get('seed')}")
     return ", ".join(parts)
 

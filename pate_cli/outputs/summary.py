@@ -70,6 +70,17 @@ def parameters_text(parameters, fmt: str) -> str:
         return "\n".join(lines) + "\n"
     return f"individualized {parameters.variant}\n" + frame.to_string(index=False) + "\n"
 
+def _accounting_text(s: dict) -> str:
+    """``replay, classic conversion, seed 0``; with ``--decisions``, their file in place of the
+    seed, which draws only a smooth-sensitivity release's noise then (its line names it)."""
+    text = f"{s['accounting']}, {s['conversion']} conversion"
+    given = s.get("decisions")
+    if given is None:
+        return f"{text}, seed {s['seed']}"
+    release = f", seed {s['seed']} (the release's noise)" if s.get("smooth_sensitivity") else ""
+    return f"{text}, the decisions of {given['path']}{release}"
+
+
 def _sampling_line(sampling: dict | None) -> list[tuple[str, str]]:
     """The sampled voters (math:sampling), when declared: the scheme and what one unit changes."""
     if not sampling:
@@ -114,7 +125,7 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
                   + (f"{multi['labels']} labels" if multi else f"{source['classes']} classes")
                   + f", {_short(source['teachers'])} teachers"),
         ("mechanism", f"{s['mechanism']} ({params})"),
-        ("accounting", f"{s['accounting']}, {s['conversion']} conversion, seed {s['seed']}"),
+        ("accounting", _accounting_text(s)),
         *_sampling_line(s.get("sampling")),
         ("answered", answered_text),
         ("epsilon", f"{_up(s['epsilon'])} at delta {s['delta']:g} ({_rdp(s['order'])}"

@@ -234,3 +234,20 @@ def test_decisions_past_the_budgets_halt_are_said_not_charged(cli, tmp_path):
     kept = cli.analyze(VOTES, "-n", 50, "--decisions", mask, "--budget",
                        whole["epsilon_data_independent"], "-f", "json")  # never binding
     assert kept.code == 0 and json.loads(kept.out)["epsilon"] == whole["epsilon"], kept.err
+
+
+def test_the_accounting_line_names_the_decisions_file_not_a_seed(cli, tmp_path):
+    """With --decisions the seed draws nothing but a smooth-sensitivity release's noise, yet
+    the summary said ``replay, classic conversion, seed 0`` (review R38): it names the file,
+    and the seed only beside a release. The JSON keeps ``seed`` (and the figures ignore it)."""
+    path = tmp_path / "d.csv"
+    assert cli.analyze(VOTES, "-n", 300, "--write-decisions", path).code == 0
+    line = "accounting        replay, classic conversion, the decisions of " + str(path) + "\n"
+    assert line in cli.analyze(VOTES, "-n", 300, "--decisions", path).out
+    released = cli.analyze(VOTES, "-n", 300, "--decisions", path, "--smooth-sensitivity",
+                           "--seed", 5).out
+    assert f"the decisions of {path}, seed 5 (the release's noise)\n" in released
+    seeded = [json.loads(cli.analyze(VOTES, "-n", 300, "--decisions", path, "-f", "json",
+                                     "--seed", seed).out) for seed in (0, 7)]
+    assert [summary.pop("seed") for summary in seeded] == [0, 7]
+    assert seeded[0] == seeded[1]
