@@ -184,7 +184,7 @@ def named_decisions(mechanism: str | None, query, outcome, label, *, path: str |
       The frozen :class:`Decisions` (``answered`` follows from the outcomes).
 
     Raises:
-      ValueError: a name that is no outcome, naming its row.
+      ValueError: a name that is no outcome, naming its row; fields of different lengths.
     """
     outcome = np.asarray(outcome, dtype=str)
     code = codes_of(outcome, OUTCOME_NAMES)
@@ -195,6 +195,11 @@ def named_decisions(mechanism: str | None, query, outcome, label, *, path: str |
                          f"{', '.join(OUTCOME_NAMES)}")
     label = np.asarray(label, dtype=np.int64)
     query = None if query is None else np.asarray(query, dtype=np.int64)
+    lengths = {"outcome": outcome.shape, "label": label.shape,
+               **({} if query is None else {"query": query.shape})}
+    if len(set(lengths.values())) > 1 or outcome.ndim != 1:
+        raise ValueError("decisions: the fields must be one-dimensional and of one length, got "
+                         + ", ".join(f"{name} {shape}" for name, shape in lengths.items()))
     return Decisions(_ANSWERED[code], label, code, query, mechanism, path, sha256)
 
 

@@ -90,3 +90,14 @@ def test_the_earlier_constructor_name_still_builds_decisions():
     bare = build_mechanism("gnmax", teachers=3).replay(np.array([[3.0, 0.0]]),
                                                         noise=NoiseSource(0))
     assert repr(bare) == "<Decisions: 1 queries (1 answered)>"
+
+
+def test_named_decisions_refuses_fields_of_different_lengths():
+    """Three outcomes, one label and two rows made ``<Decisions: 1 queries (2 answered, 1
+    refused)>`` whose ``to_frame()`` failed inside pandas (review R41)."""
+    with pytest.raises(ValueError, match=r"got outcome \(3,\), label \(1,\), query \(2,\)"):
+        named_decisions("confident", [0, 1], ["answered", "refused", "answered"], [3])
+    with pytest.raises(ValueError, match="one-dimensional"):
+        named_decisions("confident", None, "answered", 3)
+    made = named_decisions("confident", [4, 7], ["answered", "refused"], [3, -1])
+    assert len(made.to_frame()) == 2

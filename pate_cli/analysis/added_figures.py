@@ -219,9 +219,10 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
       The ``SmoothSensitivityResult``.
 
     Raises:
-      ValueError: where it does not apply, and naming condition C5 or C6 when one fails at
-        the order (before any vote is read).
+      ValueError: where it does not apply or ``votes`` are not ``result``'s, and naming
+        condition C5 or C6 when one fails at the order (before any vote is read).
     """
+    _check_votes_match(result, votes)
     release = release_of(result, votes, order=order, report_every=report_every)
     if positions is None:
         positions = (FirstRows(result.queries) if result.query_index is None
@@ -241,6 +242,16 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
                                                               student_rows[start:stop]))
     # each chunk's rows held while its charges and maxima read them (AnalysedRows)
     return release.read(rows, charges, maxima)
+
+
+def _check_votes_match(result, votes) -> None:
+    """ValueError where ``votes`` lack ``result``'s classes or the rows it analysed."""
+    shape = tuple(int(size) for size in getattr(votes, "shape", ()))
+    rows = (result.queries if result.query_index is None
+            else int(np.max(result.query_index, initial=-1)) + 1)
+    if len(shape) != 2 or shape[1] != result.classes or shape[0] < rows:
+        raise ValueError(f"votes of shape {shape or type(votes).__name__} cannot be the votes "
+                         f"the result analysed ({rows:,} rows of {result.classes:,} classes)")
 
 
 def smooth_release(result, votes, *, stream: bool, budget: float | None,

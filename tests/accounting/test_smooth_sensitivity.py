@@ -390,3 +390,23 @@ def test_the_threshold_table_is_that_of_the_capped_cost():
                               accounting="expected", smooth_sensitivity=True)
     assert result.smooth_sensitivity.smooth_sensitivity == pytest.approx(0.0121840154,
                                                                          rel=1e-8)
+
+
+def test_sanitize_analysis_refuses_votes_that_are_not_the_results():
+    """``sanitize_analysis(result, votes[:10])`` gave a smaller release for 10 of the 640
+    analysed queries, and 5 of 10 classes another, without a word (review R41)."""
+    import pate_cli
+    from tests import SAMPLES
+
+    votes = np.load(SAMPLES / "mnist_250_votes.npy")
+    result = pate_cli.analyze(votes[:640], accounting="expected")
+    whole = pate_cli.sanitize_analysis(result, votes[:640]).epsilon_after
+    assert pate_cli.sanitize_analysis(result, votes).epsilon_after == whole
+    for wrong, says in [(votes[:639], r"shape \(639, 10\) cannot be the votes"),
+                        (votes[:640, :5], r"\(640, 5\) cannot.*\(640 rows of 10 classes\)"),
+                        ("votes.npy", "shape str cannot")]:
+        with pytest.raises(ValueError, match=says):
+            pate_cli.sanitize_analysis(result, wrong)
+    picked = pate_cli.analyze(votes, accounting="expected", query_indices=np.arange(0, 1280, 2))
+    with pytest.raises(ValueError, match=r"\(1,279 rows of 10 classes\)"):
+        pate_cli.sanitize_analysis(picked, votes[:1278])

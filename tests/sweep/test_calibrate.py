@@ -147,3 +147,11 @@ def test_public_name_json_and_a_grid_given_as_numbers():
         again = analyze(VOTES, "gnmax", sigma=found.value, queries=100,
                         accounting="data-independent", orders=np.arange(2.0, 65.0))
     assert again.epsilon == found.epsilon
+
+
+@pytest.mark.parametrize("steps", [0, -3, 2.5, True])
+def test_max_steps_below_one_is_refused_before_any_analysis(steps):
+    """``max_steps=0`` ran and then said "no answer within 0 analyses (raise --tolerance)"
+    (review R41)."""
+    with pytest.raises(OptionError, match="max_steps must be a whole number of at least 1"):
+        calibrate(VOTES, "gnmax", target_epsilon=2, queries=50, max_steps=steps)
