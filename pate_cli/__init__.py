@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and readers
     )
     from .analysis.audit import audit
     from .decisions import Decisions, LabelDecisions, named_decisions
-    from .errors import InputError, OptionError, OrderGridWarning, PateWarning
+    from .errors import InputError, OptionError, OrderGridWarning, OverBudget, PateWarning
     from .inputs import (
         PrivacyGroups,
         VoteSet,

@@ -124,7 +124,7 @@ def analyze(votes=None, mechanism: str | Mechanism | None = None,
           labels, 2)`` or 0/1 ``predictions`` ``(queries, teachers, labels)``
           (``analysis.multilabel``).
         per_query: True (the default); ``"stream"``: the same but ``result.iter_frames()``
-          gives the table a chunk at a time; ``to_frame()`` and ``label()`` join the pieces.
+          gives the table a chunk at a time; ``to_frame()`` and ``pate_cli.label`` join the pieces.
           Either way the table is a second pass over the votes when it is read: an array
           written or a vote file rewritten since raises ``InputError`` then (the totals
           stay). False: totals only (those raise), the same summary.
