@@ -239,6 +239,9 @@ RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are i
     Rule(lambda s: s.multilabel is not None and _variant(s) != "binary"
          and s.q_bound != "union",
          lambda s: f"--q-bound {s.q_bound} applies to --multilabel binary only"),
+    Rule(lambda s: s.ss_every is not None and not real_number(s.ss_every, whole=True,
+                                                                 positive=True),
+         lambda s: f"--ss-every must be a whole number of at least 1, got {s.ss_every!r}"),
     Rule(lambda s: s.ss_every is not None and not s.smooth_sensitivity,
          "--ss-history needs --smooth-sensitivity"),
     Rule(lambda s: s.decisions is not None and s.accounting == "expected",

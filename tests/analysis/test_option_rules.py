@@ -35,6 +35,8 @@ CASES = [
      ["--multilabel", "powerset", "-m", "gnmax", "--predictions", MISSING, "--q-bound",
       "integral"], "--q-bound integral applies to --multilabel binary only"),
     (dict(ss_every=10), None, "--ss-history needs --smooth-sensitivity"),
+    (dict(ss_every=0, smooth_sensitivity=True), None,
+     "--ss-every must be a whole number of at least 1, got 0"),
     (dict(decisions=MISSING, accounting="expected"),
      ["--decisions", MISSING, "--accounting", "expected"],
      "--decisions gives the run's own decisions"),
