@@ -76,3 +76,25 @@ def test_no_page_holds_a_control_character():
            for line, text in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
            if re.search(r"[\x00-\x08\x0b-\x1f\x7f]", text)}
     assert not bad
+
+
+def test_the_api_reference_renders_roles_as_names_and_citations_as_links():
+    """Docstrings' ``:class:`X``` showed as ":class:X" and ``math:KEY`` as unlinked text on
+    the generated API page (review R41): the site's hook renders them, and every key the
+    package cites has a page to link to."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("hooks", ROOT / "scripts" / "mkdocs_hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    targets = hooks.citation_targets(DOCS)
+    html = ('<p>See :class:<code>~pate_cli.decisions.Decisions</code> and :func:<code>analyze'
+            '</code> (math:gnmax; cli:json), not math:nothing or docs/math:gnmax.</p>')
+    assert hooks.rendered_docstrings(html, targets, 2) == (
+        '<p>See <code>Decisions</code> and <code>analyze</code> (<a href="../../explanation/'
+        'data-dependent/#gnmax">math:gnmax</a>; <a href="../../reference/json/">cli:json</a>),'
+        ' not math:nothing or docs/math:gnmax.</p>')
+    cited = set()
+    for path in (ROOT / "pate_cli").rglob("*.py"):
+        cited |= set(hooks.CITATION.findall(path.read_text(encoding="utf-8")))
+    assert cited and not {f"{kind}:{key}" for kind, key in cited} - set(targets)
