@@ -19,6 +19,7 @@ from ..decisions import Decisions
 from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
 from ..inputs import VoteSet, load_rdp_curve, load_student
 from ..inputs.decisions import read_decisions
+from ..inputs.long_table import column_map
 from ..inputs.npy_files import npz_holds
 from ..inputs.output_ids import (
     attach_outputs,
@@ -173,7 +174,8 @@ def analyze(votes=None, mechanism: str | Mechanism | None = None,
         result = replace(result, tuning=tuning_part(result, distribution))
     result = replace(result, warnings=result.warnings + _over_budget(result, spec.budget))
     files = _input_files((name, getattr(spec, name)) for name in FILE_OPTIONS)  # then the run's
-    result = replace(with_risk(result), input_files=files + result.input_files)
+    result = replace(with_risk(result), input_files=files + result.input_files,
+                     read_options=read_options(spec))
     if result.frames is not None:  # the table's pass reads the votes again: as they are now
         result = replace(result, source_state=votes_state(getattr(result.source, "votes", None)))
     _warn(result)
@@ -183,6 +185,17 @@ def analyze(votes=None, mechanism: str | Mechanism | None = None,
 # Files a run reads besides the votes, with their sha256 (decisions, added RDP: own parts).
 FILE_OPTIONS = ("labels", "student", "query_indices", "outputs", "rounds", "groups",
                 "teacher_groups")
+
+
+def read_options(spec: RunSpec) -> dict[str, Any]:
+    """How the votes were read (cli:json's ``read``): as ``predictions`` or not, and
+    ``predictions_layout``, ``classes``, ``columns`` (as ``--columns`` takes it) and
+    ``index_col`` as given (None where not)."""
+    columns = spec.columns if spec.columns is None or isinstance(spec.columns, str) \
+        else str(column_map(spec.columns))
+    return {"predictions": spec.predictions is not None,
+            "predictions_layout": spec.predictions_layout if spec.predictions is not None
+            else None, "classes": spec.classes, "columns": columns, "index_col": spec.index_col}
 
 
 def _input_files(paths) -> tuple[InputFile, ...]:

@@ -299,6 +299,8 @@ class AnalysisResult:
     risk: AttackRisk | None = None
     risk_data_independent: AttackRisk | None = None
     input_files: tuple[InputFile, ...] = ()
+    # cli:json's read: how the votes were read (analysis.api.read_options)
+    read_options: Mapping[str, Any] | None = None
     # ``votes_state`` of the votes ``frames`` reads again, when the run was analysed
     source_state: tuple | None = field(default=None, repr=False, compare=False)
 

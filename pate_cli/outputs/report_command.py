@@ -84,26 +84,30 @@ def _input(command: _Command, summary: dict) -> None:
     multilabel = summary.get("multilabel")
     variant = multilabel.get("variant") if isinstance(multilabel, dict) else None
     given = command.given
+    read = summary.get("read") if isinstance(summary.get("read"), dict) else None
     if given.get("predictions") is not None:
         command.add("--predictions", given["predictions"])
     elif given.get("votes") is not None:
         command.add(given["votes"])
-    elif path and (variant in ("tau", "powerset")  # these read predictions only
-                   or summary.get("individualized") in ("weighting", "vanishing")
-                   or (summary.get("individualized")  # --teacher-groups needs them
-                       and isinstance(command.files.get("teacher_groups"), dict))):
+    elif path and (read.get("predictions") if read is not None else (
+            variant in ("tau", "powerset")  # a summary without read: these read
+            or summary.get("individualized") in ("weighting", "vanishing")  # predictions
+            or (summary.get("individualized")  # --teacher-groups needs them
+                and isinstance(command.files.get("teacher_groups"), dict)))):
         command.add("--predictions", path)
     elif path:
         command.add(path)
-        command.notes.append(f"The summary does not record whether {path} was read as "
-                             "VOTES or as --predictions FILE (nor --predictions-layout, "
-                             "--classes, --columns or --index-col): give it as in the run.")
+        if read is None:  # an older summary
+            command.notes.append(f"The summary does not record whether {path} was read as "
+                                 "VOTES or as --predictions FILE (nor --predictions-layout, "
+                                 "--classes, --columns or --index-col): give it as in the "
+                                 "run.")
     else:
         command.add("VOTES")
         command.notes.append("VOTES: the votes were given as an array or on stdin, not "
                              "as a file.")
     for key in ("predictions_layout", "classes", "columns", "index_col"):
-        value = given.get(key)
+        value = given.get(key, None if read is None else read.get(key))
         if value is not None and (key != "predictions_layout" or value != "queries-first"):
             option = "--" + key.replace("_", "-")
             command.add(option, _columns(value) if key == "columns" else option_value(value))

@@ -116,6 +116,7 @@ def summary_dict(result: AnalysisResult) -> dict:
     summary["files"] = {entry.option: {"path": entry.path, "sha256": entry.sha256}
                         for entry in result.input_files} or None
     summary["published"] = published_summary(summary)
+    summary["read"] = None if result.read_options is None else dict(result.read_options)
     return summary
 
 

@@ -104,6 +104,8 @@ def test_json_values(cli, votes_csv):
         "sha256": hashlib.sha256(votes_csv.read_bytes()).hexdigest(),
         "queries": 20, "classes": 3, "teachers": 10,
     }
+    assert summary["read"] == {"predictions": False, "predictions_layout": None,
+                               "classes": None, "columns": None, "index_col": None}
     # defaults of cli:json relative to M = 10: T = 0.8 M, sigma1 = 0.6 M, sigma2 = 0.16 M
     assert summary["mechanism"] == "confident"
     assert summary["params"].pop("screening") == "exact"  # math:screening's curve, the default

@@ -11,6 +11,7 @@ import re
 import shutil
 from urllib.parse import unquote
 
+import numpy as np
 import pytest
 
 from pate_cli.inputs.tables import NOT_NULL, REPORT_KEYS, SUMMARY_KINDS
@@ -282,8 +283,9 @@ def test_from_a_summary_names_what_it_does_not_record(cli, tmp_path):
     words = _analyze_command(report)
     assert words[words.index("--student") + 1] == str(STUDENT)
     assert words[words.index("--labels") + 1] == str(labels)
+    assert "was read as VOTES" not in report.read_text(encoding="utf-8")  # read says
     older = {key: value for key, value in json.loads(summary.read_text()).items()
-             if key != "files"}
+             if key not in ("files", "read")}  # a summary written before both
     summary.write_text(json.dumps(older))
     assert cli.report("--from", summary, "-o", report).code == 0
     text = report.read_text(encoding="utf-8")
@@ -450,3 +452,26 @@ def test_multilabel_tau_is_not_labelled_data_dependent():
     for variant in ("powerset", "binary"):
         assert data_dependence({**base, "multilabel": {"variant": variant}})[0]
     assert data_dependence(base)[0]
+
+
+@pytest.mark.parametrize("how", [["--index-col", "0"], ["--predictions"]])
+def test_from_a_summary_the_command_reads_the_votes_as_the_run_did(cli, tmp_path, how):
+    """A run reading a CSV with --index-col 0 (or --predictions) was rebuilt without it, so the
+    Reproduction command failed or read another histogram (review R38): read records
+    how the votes were read, and the rebuilt command gives the run's epsilon."""
+    if how == ["--index-col", "0"]:
+        votes = tmp_path / "indexed.csv"
+        rows = np.load(VOTES)[:120]
+        votes.write_text("id," + ",".join(f"c{k}" for k in range(10)) + "\n" + "".join(
+            f"{1000 + n}," + ",".join(map(str, row)) + "\n" for n, row in enumerate(rows)))
+        run = [votes, *how]
+    else:
+        run = ["--predictions", SAMPLES / "mnist_250_predictions.npy", "-n", "120"]
+    summary, report = tmp_path / "s.json", tmp_path / "r.md"
+    assert cli.analyze(*run, "-f", "json", "-o", summary).code == 0
+    assert cli.report("--from", summary, "-o", report).code == 0
+    words = _analyze_command(report)
+    assert how[0] in words and "was read as VOTES" not in report.read_text(encoding="utf-8")
+    again = cli.analyze(*words[1:], "-f", "json")
+    assert again.code == 0, again.err
+    assert json.loads(again.out)["epsilon"] == json.loads(summary.read_text())["epsilon"]

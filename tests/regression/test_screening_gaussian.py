@@ -29,7 +29,7 @@ from .runner import run_case
 GAUSSIAN = Path(__file__).parent / "gaussian"
 # JSON keys recorded since, not always null here
 ADDED = ("risk", "risk_data_independent", "files", "epsilon_data_independent_pld",
-         "individualized_rule", "epsilon_data_independent_worst_pld", "published")
+         "individualized_rule", "epsilon_data_independent_worst_pld", "published", "read")
 # The summary's data-independent line gives the PLD figure first since (the RDP one after)
 PLD_FIRST = re.compile(rb"^(data-independent +)[0-9.]+ \(privacy-loss distribution "
                        rb"accountant(, below the data-dependent figure)?\); RDP ", re.M)
