@@ -318,14 +318,14 @@ def run_point(point: SweepPoint, memory: PointMemory | None = None) -> dict:
     row.update({
         "answered": float(np.mean(answered)),
         "answered_std": _std(answered),
-        "epsilon": float(np.mean(epsilon)),
+        "epsilon": _mean(epsilon),
         "epsilon_std": _std(epsilon),
         "epsilon_max": float(np.max(epsilon)),
         "epsilon_any_run": (None if any(run.epsilon_any_run is None for run in totals)
                             else max(run.epsilon_any_run for run in totals)),
         "order": _finite(min(order for order, count in orders.items() if count == most)),
-        "epsilon_data_independent": float(np.mean([run.epsilon_data_independent
-                                                   for run in totals])),
+        "epsilon_data_independent": _mean(np.array([run.epsilon_data_independent
+                                                     for run in totals])),
         "label_accuracy": float(np.mean(accuracy)) if accuracy else None,
         "label_accuracy_std": _std(np.array(accuracy)) if accuracy else None,
         "labels_output": float(np.mean([run.labels_output for run in totals])),
@@ -339,6 +339,12 @@ def run_point(point: SweepPoint, memory: PointMemory | None = None) -> dict:
         extra[RDP_KEY] = np.max([run.rdp_total for run in totals], axis=0)
     return {**{column: row.get(column) for column in SWEEP_COLUMNS}, WARNINGS_KEY: notes,
             **extra}
+
+
+def _mean(values: np.ndarray) -> float:
+    """The mean; the value itself where all are equal (``np.mean`` of equal floats can end an
+    ulp below them, and a row of identical replays then showed its largest apart)."""
+    return float(values[0]) if np.all(values == values[0]) else float(np.mean(values))
 
 
 def _std(values: np.ndarray) -> float:

@@ -256,6 +256,13 @@ def test_margin_auto_picks_the_lead_a_pilot_measures_most_at():
             audit(VOTES, "gnmax", margin=margin, query=3)
 
 
+def test_margin_auto_breaks_a_tie_towards_the_smallest_lead():
+    """Where every pilot measures the same (sigma 5000: nothing at any lead), the near tie
+    is audited (review R39: a tie going to the largest lead passed every test)."""
+    found = audit(VOTES, "gnmax", sigma=5000.0, draws=2000, margin="auto").pair.margin_search
+    assert set(found["lower"].values()) == {0.0} and found["chosen"] == 1
+
+
 def test_the_table_says_when_no_event_was_seen_and_never_rounds_the_confidence_to_100():
     """GNMax never outputs none: with too few draws no event tells the sides apart, and the
     table said 'output in {none}, more frequent at the first'; 0.999999999 was '100%'."""

@@ -277,6 +277,15 @@ def test_max_epsilon_below_the_result_exits_3(cli, votes_csv):
     assert one_line_error(result) == f"Error: epsilon {ceil_text(epsilon)} exceeds --max-epsilon 1"
 
 
+def test_max_epsilon_equal_to_the_result_holds(cli, votes_csv):
+    """A limit equal to the epsilon holds; one ulp below does not (review R39: ``>=`` in
+    place of ``>`` passed every test)."""
+    epsilon = run_json(cli, votes_csv)["epsilon"]
+    assert cli.analyze(votes_csv, "--max-epsilon", repr(epsilon)).code == 0
+    assert cli.analyze(votes_csv, "--max-epsilon",
+                       repr(math.nextafter(epsilon, 0))).code == 3
+
+
 def test_max_epsilon_above_the_result_exits_0(cli, votes_csv):
     epsilon = run_json(cli, votes_csv)["epsilon"]
     result = cli.analyze(votes_csv, "--max-epsilon", math.ceil(epsilon) + 1)

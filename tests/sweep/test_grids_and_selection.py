@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from pate_cli.orders import parse_grid
 from pate_cli.sweep.columns import SWEEP_COLUMNS
-from pate_cli.sweep.select import best_row, pareto_rows
+from pate_cli.sweep.select import best_row, no_best_text, pareto_note, pareto_rows
 
 # --- grids --------------------------------------------------------------------------------
 
@@ -59,6 +59,28 @@ def test_best_answers_the_most_then_prefers_accuracy_then_smaller_epsilon():
     assert best_row(rows, 2.0)["sigma"] == 4
     assert best_row(rows, 3.0)["sigma"] == 2
     assert best_row(rows, 0.5) is None
+    # the better accuracy wins a tie though its epsilon is larger (review R39: a mutant that
+    # dropped the accuracy tie-break passed, the most accurate row also being the smallest)
+    tied = [table_row(epsilon=0.6, answered=60, accuracy=0.33, sigma=1),
+            table_row(epsilon=3.3, answered=60, accuracy=0.90, sigma=2),
+            table_row(epsilon=3.3, answered=60, accuracy=0.90, sigma=3)]
+    assert best_row(tied, 5.0)["sigma"] == 2  # then the earlier of equal rows
+
+
+def test_no_best_names_the_smallest_epsilon_rounded_up():
+    """Retrying with the printed figure finds the row (review R39: to nearest it printed
+    0.7712 for 0.77122..., which --best 0.7712 refuses again)."""
+    rows = [table_row(epsilon=0.7712229660652992), table_row(epsilon=1.2, sigma=2)]
+    text = no_best_text(rows, 0.5)
+    assert text == "no configuration stays within epsilon 0.5 (the smallest is 0.7713)"
+    assert best_row(rows, 0.7713) is not None
+
+
+def test_the_pareto_note_needs_a_choice_of_rows():
+    """One row is no choice: no note (review R39: ``< 1`` for ``< 2`` passed every test)."""
+    row = dict(table_row(epsilon=1.0, accuracy=0.9), accounting="replay")
+    assert pareto_note([row]) is None
+    assert "not covered by that row's epsilon" in pareto_note([row, dict(row, sigma=2)])
 
 
 def test_best_holds_the_largest_replay_within_the_limit():
@@ -102,3 +124,16 @@ def test_pareto_equals_the_pairwise_definition(points):
                         or o["label_accuracy"] > row["label_accuracy"]) for o in rows)
 
     assert pareto_rows(rows) == [row for row in rows if not beaten(row)]
+
+
+def test_identical_replays_average_to_themselves():
+    """GNMax's replay epsilon does not depend on the noise: three replays give one figure,
+    and their mean is it (review R39: np.mean ended an ulp below, so --best printed 'the
+    largest of its 3 replays; their mean' and the table kept an epsilon_max column)."""
+    import pate_cli
+    from tests import SAMPLES
+
+    frame = pate_cli.run_sweep(str(SAMPLES / "mnist_250_votes.npy"), ["gnmax"], sigma=[40.0],
+                               queries=[500], repeats=3)
+    row = frame.iloc[0]
+    assert row["epsilon"] == row["epsilon_max"] and row["epsilon_std"] == 0

@@ -487,3 +487,20 @@ def test_the_note_without_resume_counts_only_the_rows_resume_would_reuse(cli, fi
     assert (f"note: computing every point afresh: {sidecar} held 2 rows of this grid's "
             "points, 0 of which --resume would reuse") in result.err
     assert not sidecar.exists()
+
+
+def test_a_sidecar_row_replaces_the_tables_row_at_its_place():
+    """The sidecar is newer: its row stands where the table has one at the same place (review
+    R39: appending it instead recomputed rows a killed run had finished, 'reused 0 of 2')."""
+    from pate_cli.sweep.columns import SWEEP_COLUMNS
+    from pate_cli.sweep.resume import merge_rows
+
+    def row(sigma, epsilon):
+        made = {column: None for column in SWEEP_COLUMNS}
+        made.update(file="v.npy", mechanism="gnmax", sigma=sigma, queries=300, epsilon=epsilon)
+        return made
+
+    table = [row(40.0, 1.0), row(80.0, 0.5)]
+    merged = merge_rows(table, [row(40.0, 1.1), row(120.0, 0.3), row(120.0, 0.2)])
+    assert [(r["sigma"], r["epsilon"]) for r in merged] == [(40.0, 1.1), (80.0, 0.5),
+                                                            (120.0, 0.2)]
