@@ -10,6 +10,7 @@ import numpy as np
 from ..composition import (
     ArrayRows,
     RowSource,
+    RunningEpsilon,
     budget_halt,
     cumulative_epsilon,
     running_epsilon,
@@ -23,10 +24,6 @@ from .parameters import checked_member_groups
 # Elements of the (members x queries x orders) work arrays of a chunk whose members pay
 # varying curves, processed at once (8 MB).
 _MEMBER_ELEMENTS = 1 << 20
-
-# A chunk's figures: per group and query the worst member's epsilon and order, the uniform
-# run's epsilon, then the state after it (members' sums, taken part yet, uniform run's sums).
-_ChunkFigures = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 class GroupSums:
@@ -46,6 +43,7 @@ class GroupSums:
         self.groups = groups
         self.member_groups = member_groups
         self.members_of: list[np.ndarray] | None = None
+        self.group_of = np.zeros(0, dtype=np.intp)
         self.carry = np.zeros((0, self.rule.orders.size))
         self.seen = np.zeros(0, dtype=bool)
         self.base_carry = np.zeros((1, self.rule.orders.size))
@@ -53,19 +51,108 @@ class GroupSums:
 
     def add(self, chunk: CostChunk, *, map: Mapper = map,
             limits: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(epsilon, order, baseline epsilon)`` after each query of ``chunk``: ``(queries,
-        groups)``, ``(queries, groups)``, ``(queries,)``. ``limits`` (or None), with ``ceilings``:
-        per group, then the uniform run, at least every figure read from ``chunk`` but its last
-        (NaN: none, ``GroupStops.limits``); the others are then +inf, not converted."""
-        members_of = self._start(chunk)
-        if _fixed_curves(chunk.index):
-            eps, order, base, self.carry, self.seen, self.base_carry = _accumulate_fixed(
-                chunk, members_of, self, map, limits)
-        else:
-            eps, order, base, self.carry, self.seen, self.base_carry = _accumulate_chunk(
-                chunk, members_of, self.carry, self.seen, self.base_carry, self.rule,
-                map)
-        return eps, order, base
+        """Add ``chunk``'s queries to the members' and the uniform run's sums. Where every
+        member pays one curve (or none) throughout, each distinct (curve, sums before) is summed
+        once, a curve's in one task of ``map``, equal sensitivities sharing one, with a ceiling
+        at its live orders only; otherwise every member at once, all curves evaluated.
+
+        Args:
+          limits: with ``ceilings``, per group then the uniform run, at least every figure
+            read from ``chunk`` but its last (NaN: none, ``GroupStops.limits``); the others
+            are then +inf, not converted.
+
+        Returns:
+          ``(epsilon, order, baseline epsilon)`` after each query, ``(queries, groups)``,
+          ``(queries, groups)`` and ``(queries,)``: a group's worst-off member's (the first
+          largest), 0 and NaN before any took part.
+        """
+        members_of, queries, rule = self._start(chunk), chunk.queries, self.rule
+        if not _fixed_curves(chunk.index):
+            return self._add_varying(chunk, members_of, map)
+        curves, baseline = chunk.curves, chunk.baseline
+        same = (first_of_each_sensitivity(curves.sensitivities)
+                if isinstance(curves, CurveFactors) else list(range(curves.shape[0])))
+        paid = chunk.index[:, 0] if queries else np.full(self.carry.shape[0], -1)
+        tasks: dict[tuple, int] = {}
+        jobs: dict[int | str, list[tuple[int, np.ndarray]]] = {}  # per curve: task, sums
+
+        def task(curve: int | str, start: np.ndarray) -> int:
+            if (key := (curve, start.tobytes())) not in tasks:
+                tasks[key] = len(tasks)
+                jobs.setdefault(curve, []).append((tasks[key], start))
+            return tasks[key]
+
+        member_task = [task(same[paid[m]], self.carry[m]) if paid[m] >= 0 else -1
+                       for m in range(paid.size)]
+        base_task = task(same[baseline] if isinstance(baseline, int) else "baseline",
+                         self.base_carry[0])
+        limit = np.full(len(tasks), np.inf)  # per task, its members' figures read but the last
+        if limits is not None:
+            open_limits, limit[:] = np.nan_to_num(limits, nan=-np.inf), -np.inf
+            for m, number in enumerate(member_task):
+                if number >= 0:
+                    limit[number] = max(limit[number], open_limits[self.group_of[m]])
+            limit[base_task] = max(limit[base_task], open_limits[-1])
+
+        def run(curve: int | str) -> list[tuple[int, RunningEpsilon]]:
+            source: RowSource
+            ceiling, at = None, None
+            if isinstance(curve, str):  # "baseline": the chunk's own uniform-run curve
+                source = ArrayRows(np.asarray(baseline))
+            elif isinstance(curves, CurveFactors):
+                source = own = curves.curves(curve)
+                if self.ceilings is not None and not curves.data_independent:
+                    ceiling, at = self.ceilings.get(float(curves.sensitivities[curve])), own.at
+            else:
+                source = ArrayRows(curves[curve])
+            return [(number, running_epsilon(source, queries, start, rule)
+                     if ceiling is None or at is None else live_running_epsilon(
+                         at, queries, start, rule, ceiling, limit[number]))
+                    for number, start in jobs[curve]]
+
+        results = {number: running for figures in map(run, list(jobs))
+                   for number, running in figures}
+        eps_out, order_out = np.empty((queries, self.groups)), np.empty((queries, self.groups))
+        for g, mine in enumerate(members_of):  # a group's distinct figures, in member order
+            firsts = {("task", member_task[m]) if member_task[m] >= 0 else ("idle", m): m
+                      for m in mine[::-1]}
+            figures = [_idle_figures(self.carry[m], self.seen[m], rule) if member_task[m] < 0
+                       else (results[member_task[m]].epsilon,
+                             rule.orders[results[member_task[m]].order_index])
+                       for m in sorted(firsts.values())]
+            eps_out[:, g], order_out[:, g] = _worst(*(np.reshape(
+                [np.broadcast_to(f[i], (queries,)) for f in figures], (len(figures), queries))
+                for i in (0, 1)))
+        self.carry, self.seen = self.carry.copy(), self.seen.copy()
+        for m, number in enumerate(member_task):
+            if number >= 0:
+                self.carry[m], self.seen[m] = results[number].carry, self.seen[m] or queries > 0
+        self.base_carry = results[base_task].carry[None, :]
+        return eps_out, order_out, results[base_task].epsilon
+
+    def _add_varying(self, chunk: CostChunk, members_of: list[np.ndarray], map: Mapper
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`add` where some member's curve varies: all members at once in cache-sized
+        blocks of queries (0 where a member pays nothing)."""
+        curves, baseline = chunk.evaluated(map=map)
+        carry, seen, orders = self.carry, self.seen, self.rule.orders
+        members, queries = carry.shape[0], chunk.queries
+        eps_out, order_out = np.empty((queries, self.groups)), np.empty((queries, self.groups))
+        base = running_epsilon(ArrayRows(baseline), queries, self.base_carry[0], self.rule)
+        step = max(1, _MEMBER_ELEMENTS // max(1, members * orders.size))
+        for lo in range(0, queries, step):
+            hi = min(queries, lo + step)
+            pays = chunk.index[:, lo:hi] >= 0
+            rows = curves[np.maximum(chunk.index[:, lo:hi], 0), np.arange(lo, hi)[None, :]]
+            rows[~pays] = 0.0
+            eps, best, carry = cumulative_epsilon(rows, carry, self.rule)
+            took_part = np.logical_or.accumulate(pays, axis=1) | seen[:, None]
+            seen = took_part[:, -1].copy()
+            eps[~took_part], order = 0.0, np.where(took_part, orders[best], np.nan)
+            for g, mine in enumerate(members_of):  # a handful of groups
+                eps_out[lo:hi, g], order_out[lo:hi, g] = _worst(eps[mine], order[mine])
+        self.carry, self.seen, self.base_carry = carry, seen, base.carry[None, :]
+        return eps_out, order_out, base.epsilon
 
     def halts(self, chunk: CostChunk, full: CostChunk, limits: np.ndarray) -> np.ndarray:
         """Where each budget halts the run inside ``chunk`` (math:costs and math:individualized);
@@ -112,6 +199,7 @@ class GroupSums:
             member_groups = checked_member_groups(self.member_groups, chunk.index.shape[0],
                                                   self.groups)
             self.members_of = [np.flatnonzero(member_groups == g) for g in range(self.groups)]
+            self.group_of = member_groups
             self.carry = np.zeros((member_groups.size, orders.size))
             self.seen = np.zeros(member_groups.size, dtype=bool)
         if chunk.index.shape[0] != self.carry.shape[0]:
@@ -146,101 +234,6 @@ def _member_rows(chunk: CostChunk, member: int | None, paid: np.ndarray) -> RowS
     return ArrayRows(curves[curve])
 
 
-def _accumulate_fixed(chunk: CostChunk, members_of: list[np.ndarray], sums: GroupSums,
-                      map: Mapper, limits: np.ndarray | None) -> _ChunkFigures:
-    """:func:`_accumulate_chunk` after ``sums`` where each member pays one curve (or none)
-    throughout: each distinct (curve, running sums) accumulated once, a task of ``map`` each
-    returning its own figures; equal sensitivities share a curve, one with a ceiling at its
-    live orders only (``GroupSums.ceilings``, ``limits``)."""
-    carry, seen, base_carry, rule = sums.carry, sums.seen, sums.base_carry, sums.rule
-    ceilings = sums.ceilings
-    queries = chunk.queries
-    members = carry.shape[0]
-    orders = rule.orders
-    curves = chunk.curves
-    same = (first_of_each_sensitivity(curves.sensitivities)
-            if isinstance(curves, CurveFactors) else list(range(curves.shape[0])))
-    paid = chunk.index[:, 0] if queries else np.full(members, -1)
-    base_curve = same[chunk.baseline] if isinstance(chunk.baseline, int) else "baseline"
-    tasks: dict[tuple[int | str, bytes], int] = {}
-    starts: list[np.ndarray] = []
-
-    def task(curve: int | str, start: np.ndarray) -> int:
-        key = (curve, start.tobytes())
-        if key not in tasks:
-            tasks[key] = len(starts)
-            starts.append(start)
-        return tasks[key]
-
-    member_task = [task(same[paid[m]], carry[m]) if paid[m] >= 0 else -1
-                   for m in range(members)]
-    base_task = task(base_curve, base_carry[0])
-    by_curve: dict[int | str, list[int]] = {}
-    for (curve, _), number in tasks.items():
-        by_curve.setdefault(curve, []).append(number)
-    results: list = [None] * len(starts)
-    limit = np.full(len(starts), np.inf)  # per task, its members' figures read but the last
-    if limits is not None:
-        open_limits, limit[:] = np.nan_to_num(limits, nan=-np.inf), -np.inf
-        for g, mine in enumerate(members_of):
-            for m in mine[paid[mine] >= 0]:
-                limit[member_task[m]] = max(limit[member_task[m]], open_limits[g])
-        limit[base_task] = max(limit[base_task], open_limits[-1])
-
-    def run(curve: int | str) -> list[tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
-        source: RowSource
-        ceiling, at = None, None
-        if isinstance(curve, str):  # "baseline": the chunk's own uniform-run curve
-            source = ArrayRows(np.asarray(chunk.baseline))
-        elif isinstance(curves, CurveFactors):
-            source = own = curves.curves(curve)
-            if ceilings is not None and not curves.data_independent:
-                ceiling, at = ceilings.get(float(curves.sensitivities[curve])), own.at
-        else:
-            source = ArrayRows(curves[curve])
-        figures = []
-        for number in by_curve[curve]:
-            running = (running_epsilon(source, queries, starts[number], rule)
-                       if ceiling is None or at is None else live_running_epsilon(
-                           at, queries, starts[number], rule, ceiling, limit[number]))
-            figures.append((number, (running.epsilon, orders[running.order_index],
-                                     running.carry)))
-        return figures
-
-    pending = [curve for curve, numbers in by_curve.items() if numbers]
-    for figures in map(run, pending):
-        for number, result in figures:
-            results[number] = result
-
-    eps_out = np.empty((queries, len(members_of)))
-    order_out = np.empty((queries, len(members_of)))
-    for g, mine in enumerate(members_of):  # a handful of groups
-        columns = {}  # distinct figures among the group's members, in member order
-        for m in mine:
-            number = member_task[m]
-            if number >= 0 and ("task", number) not in columns:
-                columns["task", number] = results[number][:2]
-            elif number < 0 and ("idle", m) not in columns:
-                columns["idle", m] = _idle_figures(carry[m], seen[m], rule)
-        if not columns:
-            eps_out[:, g] = 0.0
-            order_out[:, g] = np.nan
-            continue
-        eps = np.stack([np.broadcast_to(e, (queries,)) for e, _ in columns.values()])
-        order = np.stack([np.broadcast_to(o, (queries,)) for _, o in columns.values()])
-        worst = np.argmax(eps, axis=0)
-        eps_out[:, g] = np.take_along_axis(eps, worst[None, :], axis=0)[0]
-        order_out[:, g] = np.take_along_axis(order, worst[None, :], axis=0)[0]
-    carry = carry.copy()
-    seen = seen.copy()
-    for m, number in enumerate(member_task):
-        if number >= 0:
-            carry[m] = results[number][2]
-            seen[m] |= queries > 0
-    base_eps, _, base_sums = results[base_task]
-    return eps_out, order_out, base_eps, carry, seen, base_sums[None, :]
-
-
 def _idle_figures(carry: np.ndarray, seen: bool, rule: Conversion
                   ) -> tuple[float | np.ndarray, float | np.ndarray]:
     """Epsilon and order of a member that pays nothing in a chunk (constant over it)."""
@@ -255,39 +248,11 @@ def _fixed_curves(index: np.ndarray) -> bool:
     return bool(np.all(index == index[:, :1])) if index.shape[1] else True
 
 
-def _accumulate_chunk(chunk: CostChunk, members_of: list[np.ndarray], carry: np.ndarray,
-                      seen: np.ndarray, base_carry: np.ndarray, rule: Conversion,
-                      map: Mapper) -> _ChunkFigures:
-    """Cumulative epsilon per group (worst member) and of the baseline for one chunk, all
-    members at once in cache-sized blocks of queries."""
-    curves, baseline = chunk.evaluated(map=map)
-    members = carry.shape[0]
-    queries = chunk.queries
-    groups = len(members_of)
-    orders = rule.orders
-    eps_out = np.empty((queries, groups))
-    order_out = np.empty((queries, groups))
-    base = running_epsilon(ArrayRows(baseline), queries, base_carry[0], rule)
-    step = max(1, _MEMBER_ELEMENTS // max(1, members * orders.size))
-    for lo in range(0, queries, step):
-        hi = min(queries, lo + step)
-        index = chunk.index[:, lo:hi]
-        pays = index >= 0
-        rows = curves[np.maximum(index, 0), np.arange(lo, hi)[None, :]]
-        rows[~pays] = 0.0
-        eps, best, carry = cumulative_epsilon(rows, carry, rule)
-        took_part = np.logical_or.accumulate(pays, axis=1) | seen[:, None]
-        seen = took_part[:, -1].copy()
-        order = orders[best]
-        eps[~took_part] = 0.0
-        order[~took_part] = np.nan
-        for g, mine in enumerate(members_of):  # a handful of groups
-            if mine.size == 0:
-                eps_out[lo:hi, g] = 0.0
-                order_out[lo:hi, g] = np.nan
-                continue
-            worst = np.argmax(eps[mine], axis=0)
-            columns = np.arange(hi - lo)
-            eps_out[lo:hi, g] = eps[mine[worst], columns]
-            order_out[lo:hi, g] = order[mine[worst], columns]
-    return eps_out, order_out, base.epsilon, carry, seen, base.carry[None, :]
+def _worst(eps: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per query, the largest of the members' ``eps`` ``(members, queries)`` (the first, as
+    ``np.argmax``) and its ``order``; 0 and NaN without members."""
+    if eps.shape[0] == 0:
+        return np.zeros(eps.shape[1]), np.full(eps.shape[1], np.nan)
+    worst = np.argmax(eps, axis=0)[None, :]
+    return (np.take_along_axis(eps, worst, axis=0)[0],
+            np.take_along_axis(order, worst, axis=0)[0])
