@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .curves import CurveFactors, CurveSetting, Mapper, rdp_individual
+from .curves import CurveFactors, CurveSetting, Mapper
 
 
 @dataclass(frozen=True)
@@ -28,27 +28,23 @@ class CostChunk:
     baseline_answered: np.ndarray
 
     def __post_init__(self) -> None:
-        curves = self.curves
-        if not isinstance(curves, CurveFactors):
-            curves = np.asarray(curves, dtype=np.float64)
-        index = np.asarray(self.index, dtype=np.intp)
+        curves = (self.curves if isinstance(self.curves, CurveFactors)
+                  else np.asarray(self.curves, dtype=np.float64))
+        index, baseline = np.asarray(self.index, dtype=np.intp), self.baseline
         if len(curves.shape) != 3 or index.ndim != 2 or index.shape[1] != curves.shape[1]:
             raise ValueError("curves must be (variants, queries, orders) and index "
                              "(members, queries)")
         variants, queries, orders = curves.shape
         if np.any(index < -1) or np.any(index >= variants):
             raise ValueError("index entries must be -1 or a curve number")
-        baseline = self.baseline
         if isinstance(baseline, (int, np.integer)) and not isinstance(baseline, bool):
             if not 0 <= baseline < variants:
                 raise ValueError(f"baseline curve {baseline} is not one of the {variants}")
             baseline = int(baseline)
-        else:
-            baseline = np.asarray(baseline, dtype=np.float64)
-            if baseline.shape != (queries, orders):
-                raise ValueError(f"baseline must have shape ({queries}, {orders})")
-        answered = np.asarray(self.answered, dtype=bool)
-        baseline_answered = np.asarray(self.baseline_answered, dtype=bool)
+        elif (baseline := np.asarray(baseline, dtype=np.float64)).shape != (queries, orders):
+            raise ValueError(f"baseline must have shape ({queries}, {orders})")
+        answered, baseline_answered = (np.asarray(self.answered, dtype=bool),
+                                       np.asarray(self.baseline_answered, dtype=bool))
         if answered.shape != (queries,) or baseline_answered.shape != (queries,):
             raise ValueError(f"answered must have shape ({queries},)")
         for name, value in (("curves", curves), ("index", index), ("baseline", baseline),
@@ -82,23 +78,20 @@ def group_costs(log_q: np.ndarray, setting: CurveSetting, *, sensitivities: np.n
       answered: the replay's decisions (all True for GNMax).
       charge: by default ``answered`` (``pr_answered``: expected accounting).
       evaluate: False keeps :class:`CurveFactors` (baseline: the last curve) for ``GroupSums``.
+
+    Returns:
+      The :class:`CostChunk`, member g paying curve g at every query (none at ``D_g = 0``).
     """
     sensitivities = np.atleast_1d(np.asarray(sensitivities, dtype=np.float64))
-    answered = np.asarray(answered, dtype=bool)
-    if charge is None:
-        charge = answered.astype(np.float64)
-    factors = setting.factors(log_q, sensitivities=np.append(sensitivities, 1.0),
-                              charge=charge, log_pr_answered=log_pr_answered)
+    factors, answered = _factors(log_q, setting, sensitivities, answered, charge,
+                                 log_pr_answered)
     groups = sensitivities.size
-    queries = factors.shape[1]
-    index = np.where(sensitivities[:, None] > 0, np.arange(groups)[:, None], -1)
-    index = np.broadcast_to(index, (groups, queries))
-    if evaluate:
-        curves = factors.evaluate(map=map)
-        return CostChunk(curves=curves[:-1], index=index, baseline=curves[-1],
-                         answered=answered, baseline_answered=answered)
-    return CostChunk(curves=factors, index=index, baseline=groups, answered=answered,
-                     baseline_answered=answered)
+    index = np.broadcast_to(np.where(sensitivities[:, None] > 0, np.arange(groups)[:, None],
+                                     -1), (groups, factors.shape[1]))
+    if not evaluate:
+        return CostChunk(factors, index, groups, answered, answered)
+    curves = factors.evaluate(map=map)
+    return CostChunk(curves[:-1], index, curves[-1], answered, answered)
 
 
 def vanishing_costs(log_q: np.ndarray, setting: CurveSetting, *, participation: np.ndarray,
@@ -107,22 +100,33 @@ def vanishing_costs(log_q: np.ndarray, setting: CurveSetting, *, participation: 
                     map: Mapper = map) -> CostChunk:
     """Costs of vanishing for one chunk: members are the teachers (math:individualized).
 
-    ``participation``: bool ``(queries, teachers)``; a teacher pays for query q only if it took
-    part, at ``D = k / |S_q|``, one curve per distinct value. Others as in :func:`group_costs`."""
+    Args:
+      participation: bool ``(queries, teachers)``; a teacher pays for query q only if it took
+        part, at ``D = k / |S_q|``, one curve per distinct value. Others as in
+        :func:`group_costs`.
+
+    Raises:
+      ValueError: ``participation`` not 2-D, or a query no teacher takes part in.
+    """
     participation = np.asarray(participation, dtype=bool)
     if participation.ndim != 2:
         raise ValueError("participation must have shape (queries, teachers)")
     taking = participation.sum(axis=1)
     if np.any(taking == 0):
         raise ValueError("every query needs at least one participating teacher")
-    scale = participation.shape[1] / taking
-    values, which = np.unique(scale, return_inverse=True)
-    which = which.reshape(-1)
+    values, which = np.unique(participation.shape[1] / taking, return_inverse=True)
+    factors, answered = _factors(log_q, setting, values, answered, charge, log_pr_answered)
+    curves = factors.evaluate(map=map)
+    index = np.where(participation.T, which.reshape(-1)[None, :], -1)
+    return CostChunk(curves[:-1], index, curves[-1], answered, answered)
+
+
+def _factors(log_q: np.ndarray, setting: CurveSetting, sensitivities: np.ndarray,
+             answered: np.ndarray, charge: np.ndarray | None,
+             log_pr_answered: np.ndarray | None) -> tuple[CurveFactors, np.ndarray]:
+    """The members' curves at ``sensitivities`` then the uniform run's (``D = 1``), charged
+    ``charge`` (by default the 0/1 ``answered``), and ``answered`` as bools."""
     answered = np.asarray(answered, dtype=bool)
-    if charge is None:
-        charge = answered.astype(np.float64)
-    curves = rdp_individual(log_q, setting, sensitivities=np.append(values, 1.0),
-                            log_pr_answered=log_pr_answered, charge=charge, map=map)
-    index = np.where(participation.T, which[None, :], -1)
-    return CostChunk(curves=curves[:-1], index=index, baseline=curves[-1], answered=answered,
-                     baseline_answered=answered)
+    return setting.factors(log_q, sensitivities=np.append(sensitivities, 1.0),
+                           charge=answered.astype(np.float64) if charge is None else charge,
+                           log_pr_answered=log_pr_answered), answered

@@ -37,13 +37,18 @@ class CurveSetting:
     orders: np.ndarray
     sigma_threshold: float | None = None
     data_independent: bool = False
-    screening: tuple | None = None
+    screening: tuple | None = None  # (T, kind, low, high): math:screening
 
     def factors(self, log_q: np.ndarray, *, sensitivities: np.ndarray,
                 charge: float | np.ndarray = 1.0,
                 log_pr_answered: np.ndarray | None = None) -> CurveFactors:
-        return CurveFactors(log_q, sensitivities=sensitivities, charge=charge,
-                            log_pr_answered=log_pr_answered, **vars(self))
+        """The curves of :func:`rdp_individual` with these arguments, not yet evaluated.
+
+        Returns:
+          The :class:`CurveFactors` (``ValueError`` from it for inconsistent arguments).
+        """
+        return CurveFactors(**vars(self), log_q=log_q, sensitivities=sensitivities,
+                            charge=charge, log_pr_answered=log_pr_answered)
 
 
 def rdp_individual(log_q: np.ndarray, setting: CurveSetting, *, sensitivities: np.ndarray,
@@ -64,21 +69,16 @@ def rdp_individual(log_q: np.ndarray, setting: CurveSetting, *, sensitivities: n
                            log_pr_answered=log_pr_answered).evaluate(map=map)
 
 
-@dataclass(frozen=True, eq=False)
-class CurveFactors:
+@dataclass(frozen=True, eq=False, kw_only=True)
+class CurveFactors(CurveSetting):
     """The curves of :func:`rdp_individual` (its arguments), not yet evaluated: each formula once
     per distinct statistic and ``D``, rows gathered from those; ``groups.GroupSums`` evaluates
     them a sensitivity at a time in cache-sized blocks, the numbers of :meth:`evaluate`."""
 
     log_q: np.ndarray
     sensitivities: np.ndarray
-    sigma: float
-    orders: np.ndarray
     charge: float | np.ndarray = 1.0
     log_pr_answered: np.ndarray | None = None
-    sigma_threshold: float | None = None
-    data_independent: bool = False
-    screening: tuple | None = None  # (T, kind, low, high): math:screening
 
     def __post_init__(self) -> None:
         orders = validate_orders(self.orders)
@@ -151,83 +151,56 @@ def first_of_each_sensitivity(sensitivities: np.ndarray) -> list[int]:
 
 
 class _Curves:
-    """One sensitivity's curves, and the rows gathered from them (:meth:`at` every order):
-    selection curves once for the run's distinct ``log pr_answered`` (at most teachers + 1) up to
-    ``_SELECTION_ELEMENTS`` values, else per block asked for; answer curves per distinct
-    ``log q`` of the rows asked for: memory bounded by what is asked."""
+    """One sensitivity's curves at some of the grid's orders (``columns``: every order, or those
+    of :meth:`at`), a ``composition.RowSource``: ``charge * answer + selection``, answer curves
+    once per distinct ``log q`` of the rows asked for; selection curves once for the run's
+    distinct ``log pr_answered`` (at most teachers + 1) up to ``_SELECTION_ELEMENTS`` values
+    (``run_wide``: shared by every :meth:`at`), else per block asked for; data-independent
+    ones sliced. Memory bounded by what is asked."""
 
     def __init__(self, factors: CurveFactors, sensitivity: float) -> None:
-        self.factors = factors
-        self.sensitivity = sensitivity
+        self.factors, self.sensitivity = factors, sensitivity
         self.zero = sensitivity == 0.0
+        self.columns, self.orders = np.arange(factors.orders.size), factors.orders
+        self.charge = factors.charge
         self.answer = self.selection = None  # the data-independent curves
+        self.shared: dict = {}  # with every :meth:`at`: the run-wide table, screening's curve
+        self.table: tuple | None = None  # the run-wide selection curves here, their positions
+        self.pair: list | None = None  # (lo, hi), answer and selection rows of a block
         self.run_wide = False
-        self.selection_columns: tuple[np.ndarray, np.ndarray] | None = None  # _CurveColumns'
         if self.zero:
             return
-        orders, sigma1 = factors.orders, factors.sigma_threshold
         if factors.data_independent:
             self.answer = rdp_gnmax_data_independent(sigma=factors.sigma / sensitivity,
-                                                     orders=orders)
-            if sigma1 is not None:
-                self.selection = self.independent_selection
+                                                     orders=factors.orders)
+            if factors.sigma_threshold is not None:
+                self.selection = self.independent_selection()
             return
         self.run_wide = factors.log_pr_answered is not None and (
-            factors._selection_values[0].size * orders.size <= _SELECTION_ELEMENTS)
-        if self.run_wide:
-            self.p_index = factors._selection_values[1]
+            factors._selection_values[0].size * factors.orders.size <= _SELECTION_ELEMENTS)
 
-    @cached_property
     def independent_selection(self) -> np.ndarray:
         """The selection's data-independent curve here (math:independent, or math:screening)."""
         factors, d = self.factors, self.sensitivity
-        if factors.screening is None:
-            return rdp_threshold_data_independent(
-                sigma_threshold=factors.sigma_threshold / d, orders=factors.orders)
-        threshold, kind, low, high = factors.screening
-        return rdp_screening(threshold=threshold, sigma_threshold=factors.sigma_threshold,
-                             low=low, high=high, sensitivity=d, orders=factors.orders,
-                             integer=kind == "integer" and float(d).is_integer())
+        if "independent" not in self.shared:
+            self.shared["independent"] = rdp_threshold_data_independent(
+                sigma_threshold=factors.sigma_threshold / d, orders=factors.orders
+            ) if factors.screening is None else rdp_screening(
+                threshold=factors.screening[0], sigma_threshold=factors.sigma_threshold,
+                low=factors.screening[2], high=factors.screening[3], sensitivity=d,
+                orders=factors.orders, integer=factors.screening[1] == "integer"
+                and float(d).is_integer())
+        return self.shared["independent"]
 
-    def at(self, columns: np.ndarray) -> _CurveColumns:
+    def at(self, columns: np.ndarray) -> _Curves:
         """The rows at the grid's orders ``columns`` only (an entry depends on its own
         statistic and order alone: the bits of :meth:`rows`' at that order)."""
-        return _CurveColumns(self, columns)
+        other = copy.copy(self)
+        other.columns, other.orders = columns, self.factors.orders[columns]
+        other.table = other.pair = None
+        return other
 
-    @cached_property
-    def _every(self) -> _CurveColumns:
-        return self.at(np.arange(self.factors.orders.size))
-
-    def rows(self, lo: int, hi: int, out: np.ndarray,
-             scratch: np.ndarray | None = None) -> None:
-        """Queries ``lo .. hi-1`` into ``out`` ``(hi - lo, orders)`` (``scratch``, same shape,
-        saves a temporary); a ``composition.RowSource``."""
-        self._every.rows(lo, hi, out, scratch)
-
-
-class _CurveColumns:
-    """One sensitivity's rows at some of the grid's orders (``_Curves.at``), a
-    ``composition.RowSource``: ``charge * answer + selection``, data-dependent curves once per
-    distinct statistic of the rows asked for, at those orders (data-independent ones sliced)."""
-
-    def __init__(self, curves: _Curves, columns: np.ndarray):
-        self.curves, self.columns = curves, columns
-        self.orders = curves.factors.orders[columns]
-        self.charge = curves.factors.charge
-        self.selection = None
-        self.pair: list | None = None  # (lo, hi), answer and selection rows of a block
-        if curves.run_wide:  # the run's selection curves at these orders, or some of them
-            known = curves.selection_columns
-            if known is None or not np.isin(columns, known[0]).all():
-                values, _ = curves.factors._selection_values
-                known = curves.selection_columns = (columns, self._selection(values))
-            self.selection = known[1]
-            positions = np.searchsorted(known[0], columns)
-            self.positions: np.ndarray | slice = (  # a run of columns: a view, no gather
-                slice(positions[0], positions[-1] + 1) if positions.size
-                and positions[-1] - positions[0] == positions.size - 1 else positions)
-
-    def charged(self, charge: float | np.ndarray) -> _CurveColumns:
+    def charged(self, charge: float | np.ndarray) -> _Curves:
         """These rows with the answer step charged ``charge`` instead (``(queries,)``): the
         two share each block's curves, formed by the one asked first."""
         other = copy.copy(self)
@@ -237,14 +210,16 @@ class _CurveColumns:
 
     def rows(self, lo: int, hi: int, out: np.ndarray,
              scratch: np.ndarray | None = None) -> None:
-        curves, factors, pair = self.curves, self.curves.factors, self.pair
-        if curves.zero:
+        """Queries ``lo .. hi-1`` into ``out`` ``(hi - lo, orders)`` (``scratch``, same shape,
+        saves a temporary)."""
+        factors, pair, columns = self.factors, self.pair, self.columns
+        if self.zero:
             out.fill(0.0)
             return
         if factors.data_independent:
-            np.multiply(self.charge[lo:hi, None], curves.answer[None, self.columns], out=out)
-            if curves.selection is not None:
-                out += curves.selection[self.columns]
+            np.multiply(self.charge[lo:hi, None], self.answer[None, columns], out=out)
+            if self.selection is not None:
+                out += self.selection[columns]
             return
         if pair is not None and pair[0] == (lo, hi):  # the block the other one formed
             np.multiply(pair[1], self.charge[lo:hi, None], out=out)
@@ -252,15 +227,16 @@ class _CurveColumns:
                 out += pair[2]
             return
         values, index = np.unique(factors.log_q[lo:hi], return_inverse=True)
-        answer = rdp_gnmax(values, sigma=factors.sigma / curves.sensitivity, orders=self.orders)
+        answer = rdp_gnmax(values, sigma=factors.sigma / self.sensitivity, orders=self.orders)
         np.take(answer, index.reshape(-1), axis=0, out=out)
         answer = None if pair is None else out.copy()
         out *= self.charge[lo:hi, None]
         selection = None
-        if self.selection is not None:  # a run of columns gathered at once, else whole rows
-            which = curves.p_index[lo:hi]
-            selection = (self.selection[which, self.positions] if isinstance(
-                self.positions, slice) else self.selection[which][:, self.positions])
+        if self.run_wide:  # a run of columns gathered at once, else whole rows
+            table, positions = self.table or self._run_wide_table()
+            which = factors._selection_values[1][lo:hi]
+            selection = (table[which, positions] if isinstance(positions, slice)
+                         else table[which][:, positions])
         elif factors.log_pr_answered is not None:
             p_values, which = np.unique(factors.log_pr_answered[lo:hi], return_inverse=True)
             selection = np.take(self._selection(p_values), which.reshape(-1), axis=0,
@@ -270,12 +246,24 @@ class _CurveColumns:
         if pair is not None:
             pair[:] = (lo, hi), answer, selection
 
+    def _run_wide_table(self) -> tuple:
+        """The run's selection curves at these orders (formed at the first columns not among
+        those formed before) and where these columns are in them (a run of columns: a slice)."""
+        known = self.shared.get("table")
+        if known is None or not np.isin(self.columns, known[0]).all():
+            known = self.shared["table"] = (self.columns, self._selection(
+                self.factors._selection_values[0]))
+        positions = np.searchsorted(known[0], self.columns)
+        self.table = (known[1], slice(positions[0], positions[-1] + 1) if positions.size
+                      and positions[-1] - positions[0] == positions.size - 1 else positions)
+        return self.table
+
     def _selection(self, values: np.ndarray) -> np.ndarray:
         """The selection curves of ``values`` at these orders (math:threshold), capped by
         math:screening's exact one (valid for every query)."""
-        curves, factors = self.curves, self.curves.factors
+        factors = self.factors
         selection = rdp_threshold(values, orders=self.orders,
-                                  sigma_threshold=factors.sigma_threshold / curves.sensitivity)
+                                  sigma_threshold=factors.sigma_threshold / self.sensitivity)
         if factors.screening is not None:
-            np.minimum(selection, curves.independent_selection[self.columns], out=selection)
+            np.minimum(selection, self.independent_selection()[self.columns], out=selection)
         return selection

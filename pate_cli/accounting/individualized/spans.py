@@ -175,20 +175,18 @@ class GroupRun:
         """Each group's data-independent epsilon with all ``requested`` queries selected and
         answered at its sensitivity (math:independent, math:screening's curve where set; composed
         as ``analysis.steps.data_independent_curve``): a bound whatever a run answers and wherever
-        it halts (math:costs). None for vanishing (its sensitivity varies by query)."""
-        setting = self.setting
-        if setting.participation is not None:
+        it halts (math:costs).
+
+        Returns:
+          ``(groups,)`` epsilons, :class:`IndependentCounts`' with every query counted; None for
+          vanishing (its sensitivity varies by query).
+        """
+        if self.setting.participation is not None:
             return None
-        epsilons = np.zeros(setting.sensitivities.size)
-        for g, sensitivity in enumerate(setting.sensitivities):
-            if sensitivity == 0.0:
-                continue
-            answer, selection = setting.independent_curves(float(sensitivity))
-            curve = requested * answer
-            if selection is not None:
-                curve = curve + requested * selection
-            epsilons[g] = self.counted.epsilon(curve)[0]
-        return epsilons
+        counts = IndependentCounts(self.setting.independent_curves, self.counted,
+                                   groups=self.setting.sensitivities.size)
+        counts.add(self.setting.sensitivities, np.ones(requested, dtype=bool))
+        return counts.epsilons()
 
     def totals(self, names: tuple) -> tuple[GroupTotals, np.ndarray, np.ndarray]:
         """The group totals, and each group's data-independent epsilons at the stop and the end."""
