@@ -110,13 +110,12 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
       ValueError: another mechanism, or weighting or vanishing without ``predictions`` and
         ``teacher_groups``.
     """
-    setting = RunSetting.of(**options)
-    teachers, accounting, delta, orders = (setting.teachers, setting.accounting,
-                                           setting.delta, setting.orders)
-    conversion, seed, queries, labels = (setting.conversion, setting.seed, setting.queries,
-                                         setting.labels)
-    student, chunk_size, source = setting.student, setting.chunk_size, setting.source
-    per_query, workers = setting.per_query, setting.workers
+    given = RunSetting.of(**options)
+    run = {key: getattr(given, key) for key in ("teachers", "accounting", "delta", "orders",
+                                                "conversion", "seed", "labels", "student",
+                                                "source")}
+    accounting, chunk_size, per_query, workers = (given.accounting, given.chunk_size,
+                                                  given.per_query, given.workers)
     if mechanism.answer_noise != "gaussian" or mechanism.sequential:
         raise OptionError("--individualized supports -m gnmax, confident and interactive")
     variant = parameters.variant
@@ -131,10 +130,10 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
             histogram = HistogramRows(predictions, classes,
                                       weights=parameters.sensitivity[teacher_groups])
         else:
-            histogram = HistogramRows(predictions, classes, seed=seed,
+            histogram = HistogramRows(predictions, classes, seed=given.seed,
                                       frequencies=parameters.participation[teacher_groups])
             participation, member_groups = histogram.participation, teacher_groups
-        teachers = float(predictions.shape[1])
+        run["teachers"] = teachers = float(predictions.shape[1])
         total = float(np.sum(parameters.sensitivity[teacher_groups]))
         if variant == "weighting" and total > teachers * (1.0 + 1e-9):
             # weights above the teacher count (--weights group-size, Algorithm 2 as
@@ -142,29 +141,28 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
             notes = (f"--weights: the weights sum to {total:g} over the {int(teachers)} teachers "
                      f"(Algorithm 2 as printed): the threshold step takes M = {total:g}, "
                      "and the uniform run (sensitivity 1) is not comparable",)
-            teachers = total
+            run["teachers"] = total
             mechanism = replace(mechanism, teachers=total)  # screening_counts' range
         if getattr(mechanism, "integer_votes", False):  # whole counts on any data?
             mechanism = replace(mechanism, integer_votes=histogram.whole_on_any_data(
                 chunk_rows(chunk_size, classes)))
-    run = dict(teachers=teachers, accounting=accounting, delta=delta, orders=orders,
-               conversion=conversion, seed=seed, labels=labels, student=student, source=source)
     # threshold step's exact curve (T, kind, low, high) (math:screening), None if "gaussian":
     # counts are whole for plain and upsampled votes and whole weights or rescalings (checked
     # above on any data); a group's step D must be whole too for the integer grid (``curves``)
     selects = mechanism.selects
     kind, low, high = screening_counts(mechanism) if selects else ("gaussian", 0.0, 0.0)
     screen = None if kind == "gaussian" else (float(mechanism.threshold), kind, low, high)
-    grid, _ = checked_setting(accounting, delta, orders, conversion)
+    grid, _ = checked_setting(accounting, given.delta, given.orders, given.conversion)
     setting = GroupSetting(mechanism.sigma, mechanism.sigma_threshold if selects else None,
                            screen, grid, parameters.sensitivity, participation,
                            member_groups)
     rows = (votes if predictions is None else predictions).shape[0]  # the most queries
-    found = GroupRun(setting, budgets=parameters.budgets, delta=delta, conversion=conversion,
-                     accounting=accounting, terms=min(rows, queries or rows) + 1)
+    found = GroupRun(setting, budgets=parameters.budgets, delta=given.delta,
+                     conversion=given.conversion, accounting=accounting,
+                     terms=min(rows, given.queries or rows) + 1)
     # chunks sized for the table's pass and the group sums (no bit depends on it)
     rows = stream_rows(chunk_size, row_width(histogram), grid.size)
-    consumer = GroupPass(found, uses_student=mechanism.uses_student, labels=labels,
+    consumer = GroupPass(found, uses_student=mechanism.uses_student, labels=given.labels,
                          expected=accounting == "expected", rows=rows, workers=workers,
                          raised_charge=mechanism_steps(mechanism)[0].raised_charge
                          if selects else None,
@@ -173,7 +171,7 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                          composes_costs=not per_query)
     # the one pass (with a table the run keeps its statistic pairs, where _group_frames ->
     # per_query_frames looks each query's epsilon up)
-    base = analyze_votes(histogram, mechanism, **run, queries=queries, chunk_size=chunk_size,
+    base = analyze_votes(histogram, mechanism, **run, queries=given.queries, chunk_size=chunk_size,
                          per_query=bool(per_query), workers=workers, consumer=consumer)
     consumer.finish()
     # each group's bound for any run: a selection step's count, and a stop that a
@@ -190,7 +188,7 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     if counted.outcomes is not None and stop is not None:  # from the stop on, no release
         counted.outcomes[OUTCOME_ABSTAIN] += base.queries - stop
     answered = consumer.answered(base)
-    accuracy, by_outcome = counted.accuracy(labels is not None)
+    accuracy, by_outcome = counted.accuracy(given.labels is not None)
     part = GroupsPart(variant=variant, groups=group_rows, stopped_at=stop,
                       labels_released=groups.labels_released, baseline=baseline,
                       rule=parameters.rule)
@@ -213,7 +211,7 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
         counts=replace(base.counts, labels_output=counted.output, outcomes=None
                        if counted.outcomes is None else tuple(map(int, counted.outcomes))),
         frames=None if not per_query else lambda _: _group_frames(
-            base, histogram, setting, part, student=student, workers=workers,
+            base, histogram, setting, part, student=given.student, workers=workers,
             chunk_size=rows))
 
 

@@ -138,7 +138,8 @@ def derive_parameters(groups: Any, *, variant: str,
         raise ValueError(f"--individualized must be one of {', '.join(VARIANTS)}, "
                          f"got {variant!r}")
     budgets = np.asarray(groups.budgets, dtype=np.float64)
-    ones = np.ones(budgets.size)
+    rule: tuple = ("precision", precision)  # the variant's option and value
+    participation = np.ones(budgets.size)
     if variant == "upsampling":
         given = groups.upsampling
         over = (np.zeros(0, dtype=np.intp) if given is None
@@ -149,14 +150,14 @@ def derive_parameters(groups: Any, *, variant: str,
         derived = (np.ones(budgets.size) if given is not None and np.all(np.isfinite(given))
                    else upsampling_factors(budgets, precision=precision).astype(np.float64))
         sensitivity = _given_or(given, derived)
-        return GroupParameters(variant, groups.names, budgets, sensitivity, ones, groups.share,
-                               ("precision", precision))
-    if variant == "weighting":
-        if teacher_groups is None:
-            raise ValueError("--individualized weighting needs --predictions and "
-                             "--teacher-groups (weights apply to teachers' votes)")
-        derived = group_weights(budgets, teacher_groups, rule=weights)
-        sensitivity = _given_or(groups.weight, derived)
+    elif teacher_groups is None:
+        raise ValueError(f"--individualized {variant} needs --predictions and --teacher-groups "
+                         + ("(weights apply to teachers' votes)" if variant == "weighting"
+                            else "(teachers take part by group)"))
+    elif variant == "weighting":
+        sensitivity = _given_or(groups.weight, group_weights(budgets, teacher_groups,
+                                                             rule=weights))
+        rule = ("weights", weights)
         if groups.weight is not None and weights == "budget":
             total = float(sensitivity[teacher_groups].sum())
             teachers = teacher_groups.size
@@ -164,14 +165,12 @@ def derive_parameters(groups: Any, *, variant: str,
                 raise ValueError(f"the weights sum to {total:.6g} over the {teachers} "
                                  f"teachers, not {teachers} (Appendix C: weights are "
                                  "budget / mean teacher budget)")
-        return GroupParameters(variant, groups.names, budgets, sensitivity, ones, groups.share,
-                               ("weights", weights))
-    if teacher_groups is None:
-        raise ValueError("--individualized vanishing needs --predictions and "
-                         "--teacher-groups (teachers take part by group)")
-    frequency = _given_or(groups.participation, vanishing_frequencies(budgets, power=power))
-    return GroupParameters(variant, groups.names, budgets, np.full(budgets.size, np.nan),
-                           frequency, groups.share, ("power", power))
+    else:
+        sensitivity, rule = np.full(budgets.size, np.nan), ("power", power)
+        participation = _given_or(groups.participation,
+                                  vanishing_frequencies(budgets, power=power))
+    return GroupParameters(variant, groups.names, budgets, sensitivity, participation,
+                           groups.share, rule)
 
 
 def _given_or(given: np.ndarray | None, derived: np.ndarray) -> np.ndarray:
