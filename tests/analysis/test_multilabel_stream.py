@@ -53,8 +53,8 @@ def test_any_chunk_size_gives_the_same_bits(variant, mechanism, options, account
         for counts in (False, True) if variant == "binary" else (False,):
             run = analysed(variant, mechanism, options, votes, truth, chunk_size=chunk,
                            counts=counts)
-            assert run.to_dict() == whole.to_dict() | ({"input": run.to_dict()["input"]}
-                                                       if counts else {})
+            assert run.to_dict() == whole.to_dict() | ({key: run.to_dict()[key] for key
+                                                        in ("input", "read")} if counts else {})
             pd.testing.assert_frame_equal(run.to_frame(), table, check_exact=True)
 
 

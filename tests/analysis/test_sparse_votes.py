@@ -136,7 +136,7 @@ RUNS = [
 def _numbers(value, path=""):
     if isinstance(value, dict):
         for key, item in value.items():
-            if key not in ("input", "decisions"):
+            if key not in ("input", "decisions", "read"):
                 yield from _numbers(item, f"{path}.{key}")
     elif isinstance(value, list):
         for number, item in enumerate(value):

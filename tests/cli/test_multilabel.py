@@ -14,7 +14,7 @@ import pytest
 from pate_cli.accounting.conversion import rdp_to_epsilon
 from pate_cli.orders import default_orders
 
-DIFFERENT = ("input", "multilabel", "queries", "labels_output", "files")
+DIFFERENT = ("input", "multilabel", "queries", "labels_output", "files", "read")
 
 
 @pytest.fixture

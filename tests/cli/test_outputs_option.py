@@ -70,6 +70,7 @@ def _run(cli, folder, *args) -> tuple[dict, pd.DataFrame]:
     assert result.code == 0, result.err
     summary = json.loads(result.out)
     summary.pop("input")
+    summary.pop("read")  # how the votes were read: the comparison's point
     return summary, pd.read_csv(table)
 
 
