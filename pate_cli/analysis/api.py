@@ -191,8 +191,8 @@ def read_options(spec: RunSpec) -> dict[str, Any]:
     """How the votes were read (cli:json's ``read``): as ``predictions`` or not, and
     ``predictions_layout``, ``classes``, ``columns`` (as ``--columns`` takes it) and
     ``index_col`` as given (None where not)."""
-    columns = spec.columns if spec.columns is None or isinstance(spec.columns, str) \
-        else str(column_map(spec.columns))
+    columns = spec.columns if spec.columns is None or isinstance(spec.columns, str) else str(
+        column_map(spec.columns))
     return {"predictions": spec.predictions is not None,
             "predictions_layout": spec.predictions_layout if spec.predictions is not None
             else None, "classes": spec.classes, "columns": columns, "index_col": spec.index_col}

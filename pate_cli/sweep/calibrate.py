@@ -228,8 +228,8 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
                           f"(a replay's epsilon depends on its noise draw), got {accounting!r}")
     if not 0 < spec.tolerance < 1:
         raise OptionError(f"--tolerance must lie in (0, 1), got {spec.tolerance!r}")
-    if isinstance(spec.max_steps, bool) or not isinstance(spec.max_steps, int) \
-            or spec.max_steps < 1:
+    if (isinstance(spec.max_steps, bool) or not isinstance(spec.max_steps, int)
+            or spec.max_steps < 1):
         raise OptionError(f"max_steps must be a whole number of at least 1, got "
                           f"{spec.max_steps!r}")
     given = {key: getattr(spec, key)
