@@ -225,6 +225,13 @@ RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are i
     Rule(lambda s: s.progress is not None and not callable(s.progress),
          lambda s: f"progress must be a function of (done, total), got {s.progress!r}"),
     *(_multilabel_rule(key, option) for key, option in _NOT_WITH_MULTILABEL),
+    Rule(lambda s: s.order is not None and not real_number(s.order),
+         lambda s: f"--order must be one number above 1, got {s.order!r}"),
+    Rule(lambda s: not (real_number(s.seed, whole=True) and s.seed >= 0),
+         lambda s: f"--seed must be a whole number of at least 0, got {s.seed!r}"),
+    Rule(lambda s: not any(s.per_query is value for value in (True, False))
+         and s.per_query != "stream",
+         lambda s: f"per_query must be True, False or 'stream', got {s.per_query!r}"),
     Rule(lambda s: s.order is not None and s.orders is not None,
          "give --order or --orders, not both (--order A is the grid of the one order A)"),
     Rule(lambda s: s.multilabel is not None and s.auto_orders,
