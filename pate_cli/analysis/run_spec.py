@@ -401,8 +401,9 @@ INPUT_RULES: tuple[Rule, ...] = (
          "the sparse archive, or an output column in the long table)"),
     Rule(lambda s, v: _sample_size(s) < float(v.teachers),
          lambda s: f"--sampling {s.sampling}: a query's votes come from at most "
-                   f"{_sample_size(s):g} sampled voters, each casting one vote, but the rows "
-                   "hold more (raise the sample size to at least the votes per query)"),
+                   f"{_sample_size(s):g} sampled voters, each casting one vote, but M "
+                   "(--teachers, else the most votes a row holds) is larger (raise the sample "
+                   "size to at least M)"),
 )
 
 

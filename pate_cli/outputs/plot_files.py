@@ -16,6 +16,7 @@ from ..errors import InputError, OptionError
 from ..inputs import load_groups, load_votes
 from ..inputs.table_pieces import read_table
 from ..inputs.tables import SWEEP, numeric_column, read_summary, require_table
+from ..inputs.vote_checks import integer_votes
 from ..mechanisms import ConfidentGNMax
 from ..orders import default_orders
 from ..vote_rows import is_sparse
@@ -251,8 +252,10 @@ def plot_selection(rows, teachers: float, figure: SelectionFigure, *, name: str,
     sigma = sigma if sigma is not None else 0.16 * teachers
     delta = delta or 1e-5
     how = "given by --order"
+    whole = integer_votes(rows)  # M and whole counts as pate-analyze has them (math:screening)
     first, *_ = [ConfidentGNMax(threshold=threshold, sigma_threshold=sigma_threshold,
-                                sigma=sigma) for threshold, sigma_threshold in params]  # checked
+                                sigma=sigma, teachers=teachers, integer_votes=whole)
+                 for threshold, sigma_threshold in params]  # each pair checked
     if order is None:
         result = analyze_votes(rows, first, teachers=teachers, accounting="expected",
                                delta=delta, orders=default_orders())

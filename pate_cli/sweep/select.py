@@ -193,7 +193,8 @@ def best_lines(chosen: dict, rows: list[dict], epsilon: float, command: str, *,
     repeats, bound = chosen.get("repeats") or 1, largest_epsilon(chosen)
     spread = ("" if repeats == 1 or bound == chosen["epsilon"]
               else f" (the largest of its {repeats:g} replays; their mean "
-              f"{ceil_text(chosen['epsilon'])})")
+              f"{ceil_text(chosen['epsilon'])}; the command reruns the first, seed "
+              f"{option_value(chosen['seed'])})")
     if bound is not None and bound == chosen.get("epsilon_any_run"):
         spread = " (the bound for any run, every query answered)"
     means = "" if repeats == 1 else f" (means over its {repeats:g} replays)"

@@ -313,3 +313,22 @@ def test_a_table_of_a_header_alone_without_its_summary_is_refused(kind, tmp_path
     status, _, err = cli.plot(kind, table, *SMALL, "-o", out)
     assert status == 2 and err.count("\n") == 1, err
     assert err.startswith(f"Error: {table}: the table has no rows") and not out.exists()
+
+
+def test_the_selection_captions_order_is_pate_analyzes(tmp_path, cli):
+    """The default order is "chosen by the expected analysis" of the first pair: the one
+    pate-analyze --accounting expected picks (review R42: the plot's mechanism lacked M, so
+    it was charged the papers' Gaussian threshold curve, order 4 where pate-analyze has 4.5)."""
+    import json
+    import re
+
+    for pair in ("175,75", "200,150"):
+        out = tmp_path / "s.svg"
+        assert cli.plot("selection", VOTES, "--params", pair, "--sigma", "40", "-o", out,
+                        "-n", "640").code == 0
+        shown = float(re.search(r"at order ([0-9.]+)", out.read_text()).group(1))
+        threshold, sigma_threshold = pair.split(",")
+        run = cli.analyze(VOTES, "-n", "640", "-T", threshold, "--sigma-threshold",
+                          sigma_threshold, "--sigma", "40", "--accounting", "expected", "-f",
+                          "json")
+        assert shown == json.loads(run.out)["order"], pair

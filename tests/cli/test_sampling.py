@@ -83,8 +83,8 @@ REFUSALS = [
     (["--vote-change", "add"], "--vote-change applies to sampled voters (--sampling)"),
     (["--sampling", "without-replacement:29/100", *DI],  # rows of 30 votes (review R16)
      "--sampling without-replacement:29/100: a query's votes come from at most 29 sampled "
-     "voters, each casting one vote, but the rows hold more (raise the sample size to at "
-     "least the votes per query)"),
+     "voters, each casting one vote, but M (--teachers, else the most votes a row holds) is "
+     "larger (raise the sample size to at least M)"),
     *((["--sampling", "poisson:0.5", *DI, "-m", name, "--sampling-steps", "independent"],
        "--sampling-steps independent applies to -m confident (a threshold step and an answer "
        f"step that each sample the voters), not -m {name}") for name in ("gnmax", "lnmax")),

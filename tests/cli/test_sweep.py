@@ -433,6 +433,8 @@ def test_best_with_repeats_holds_every_replay_within_the_limit(cli, files, monke
     (row,) = rows_of(result := cli.sweep(*grid, "--best", f"{limit!r}"))
     assert row["epsilon_max"] <= limit and "the largest of its 4 replays" in result.err
     assert "by answered (means over its 4 replays): " in result.err
+    # the printed command reruns the first replay: the line says so (review R42)
+    assert "; the command reruns the first, seed 0)" in result.err and "--seed 0" in result.err
     table = cli.sweep(*grid, "-f", "table").out.splitlines()
     assert "epsilon_max" in table[0] and (  # which columns are means, and the max
         "answered, epsilon, epsilon_data_independent, labels_output: means over each row's "
