@@ -229,8 +229,8 @@ RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are i
          lambda s: f"--order must be one number above 1, got {s.order!r}"),
     Rule(lambda s: not (real_number(s.seed, whole=True) and s.seed >= 0),
          lambda s: f"--seed must be a whole number of at least 0, got {s.seed!r}"),
-    Rule(lambda s: not any(s.per_query is value for value in (True, False))
-         and s.per_query != "stream",
+    Rule(lambda s: not isinstance(s.per_query, bool | np.bool_)
+         and not (isinstance(s.per_query, str) and s.per_query == "stream"),
          lambda s: f"per_query must be True, False or 'stream', got {s.per_query!r}"),
     Rule(lambda s: s.order is not None and s.orders is not None,
          "give --order or --orders, not both (--order A is the grid of the one order A)"),

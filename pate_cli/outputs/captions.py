@@ -32,7 +32,8 @@ def summary_accounting(summary: dict | None) -> str:
     parts = [f"{summary.get('accounting')} accounting",
              f"{summary.get('conversion', 'classic')} conversion"]
     if summary.get("decisions"):  # the given decisions, not a seeded replay
-        parts.append(f"the decisions of {summary['decisions']['path']}")
+        path = summary["decisions"].get("path")
+        parts.append(f"the decisions of {path}" if path else "given decisions")
     elif summary.get("accounting") == "replay":
         parts.append(f"seed {summary.get('seed')}")
     return ", ".join(parts)

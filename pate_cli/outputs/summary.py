@@ -70,6 +70,7 @@ def parameters_text(parameters, fmt: str) -> str:
         return "\n".join(lines) + "\n"
     return f"individualized {parameters.variant}\n" + frame.to_string(index=False) + "\n"
 
+
 def _accounting_text(s: dict) -> str:
     """``replay, classic conversion, seed 0``; with ``--decisions``, their file in place of the
     seed, which draws only a smooth-sensitivity release's noise then (its line names it)."""
@@ -78,7 +79,8 @@ def _accounting_text(s: dict) -> str:
     if given is None:
         return f"{text}, seed {s['seed']}"
     release = f", seed {s['seed']} (the release's noise)" if s.get("smooth_sensitivity") else ""
-    return f"{text}, the decisions of {given['path']}{release}"
+    source = f"the decisions of {given['path']}" if given.get("path") else "given decisions"
+    return f"{text}, {source}{release}"
 
 
 def _sampling_line(sampling: dict | None) -> list[tuple[str, str]]:

@@ -251,3 +251,15 @@ def test_the_accounting_line_names_the_decisions_file_not_a_seed(cli, tmp_path):
                                      "--seed", seed).out) for seed in (0, 7)]
     assert [summary.pop("seed") for summary in seeded] == [0, 7]
     assert seeded[0] == seeded[1]
+
+
+def test_decisions_given_as_an_object_are_named_so():
+    """Decisions given to the API (no file) read "given decisions", not "the decisions of
+    None"."""
+    import pate_cli
+    from pate_cli.outputs.summary import render
+
+    votes = np.load(VOTES)[:200]
+    made = pate_cli.analyze(votes, decisions=pate_cli.label(votes))
+    lines = render(made.to_dict(), "table").splitlines()
+    assert "accounting        replay, classic conversion, given decisions" in lines
