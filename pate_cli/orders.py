@@ -10,6 +10,7 @@ any useful order (``log(1/delta) / (alpha - 1)`` < 10^-4).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -186,3 +187,49 @@ def _count(steps: float) -> str:
 def _tidy(value: float) -> float:
     """Round away binary noise such as 0.30000000000000004 (12 significant digits)."""
     return float(f"{value:.12g}")
+
+
+@functools.lru_cache(maxsize=64)
+def orders_text(orders: tuple | None) -> str:
+    """Canonical text of an order grid: ``default`` for math:conversion's grid (None), else a
+    comma list, runs of three or more evenly spaced orders as ``start:stop:step``, each
+    reading back exactly (equal grids, equal text; different grids, different text)."""
+    if orders is None:
+        return "default"
+    values = tuple(float(x) for x in orders)
+    default = default_orders()
+    if len(values) == default.size and all(a == b for a, b in zip(values, default.tolist(),
+                                                                   strict=True)):
+        return "default"
+    parts, start = [], 0
+    while start < len(values):
+        stop, text = _orders_run(values, start)
+        parts.append(text)
+        start = stop
+    return ",".join(parts)
+
+
+def _orders_run(values: tuple, start: int) -> tuple[int, str]:
+    """The longest ``start:stop:step`` run from ``values[start]`` that reads back exactly
+    (at least three values), else the single number: ``(index after it, text)``."""
+    if start + 2 < len(values) and values[start + 1] > values[start]:
+        step = float(f"{values[start + 1] - values[start]:.12g}")
+        stop = start + 1
+        while stop < len(values) and values[stop] == float(
+                f"{values[start] + (stop - start) * step:.12g}"):
+            stop += 1
+        while stop - start >= 3:
+            text = f"{_short(values[start])}:{_short(values[stop - 1])}:{_short(step)}"
+            try:
+                if parse_grid(text) == values[start:stop]:
+                    return stop, text
+            except ValueError:
+                pass
+            stop -= 1
+    return start + 1, _short(values[start])
+
+
+def _short(value: float) -> str:
+    """The shortest text that reads back to ``value`` (``2`` rather than ``2.0``)."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text

@@ -11,11 +11,10 @@ import shlex
 import numpy as np
 
 from ..numerics import whole_int
-from ..orders import AUTO, default_orders
+from ..orders import AUTO, default_orders, orders_text
 from .report_statement import tuning_law
 
 DEFAULT_ORDERS = default_orders()
-MOST_LISTED_ORDERS = 50  # a grid given as a list of orders: longer ones are a placeholder
 SKIPPED_PARAMS = ("target_epsilon",)  # the solved svt_scale is recorded
 
 
@@ -200,9 +199,8 @@ def _orders(command: _Command, orders) -> None:
     given = command.given.get("orders")
     if isinstance(given, str) and given == AUTO:
         command.add("--orders", AUTO)
-    elif given is not None and 0 < np.size(given) <= MOST_LISTED_ORDERS:
-        command.add("--orders", ",".join(option_value(float(order)) for order in
-                                          np.ravel(given)))
+    elif given is not None and np.size(given) > 0:  # as orders_text writes a grid
+        command.add("--orders", orders_text(tuple(float(order) for order in np.ravel(given))))
     else:
         command.add("--orders", "ORDERS")
         command.notes.append(f"ORDERS: the run's {count} Rényi orders, from {option_value(low)} "

@@ -34,6 +34,7 @@ from ..inputs.readers import recorded_sha256
 from ..inputs.votes import ReadSpec
 from ..mechanisms.aggregators import DEFAULT_FRACTIONS
 from ..mechanisms.exponential import DEFAULT_ETA_TIMES_M
+from ..orders import orders_text
 from ..outputs.summary_json import (
     epsilon_method,
     epsilon_rdp,
@@ -43,7 +44,6 @@ from ..outputs.summary_json import (
 )
 from ..rounding import ceil_text
 from .calibration_target import CalibrationTarget
-from .columns import orders_text
 
 CALIBRATED = ("gnmax", "lnmax", "confident", "exponential", "confident-exponential")
 # Per mechanism: the parameter solved for, and the parameters it takes.

@@ -1,14 +1,11 @@
 """The sweep row schema: grid parameters and which mechanism uses which, the columns, those
-identifying a point (``point_key``, ``place_key``), an order grid's text (``orders_text``)."""
+identifying a point (``point_key``, ``place_key``)."""
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
-
-from ..orders import default_orders, parse_grid
 
 # Grid parameters in column (and nesting) order, and which mechanism uses which.
 GRID_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "svt_scale",
@@ -97,52 +94,6 @@ TEXT_KEY_COLUMNS = ("file", "mechanism", "accounting", "conversion", "orders", "
 # Key columns of whole numbers, compared as integers (seeds reach 2^63 - 1: 2^62 and 2^62 + 1
 # are one float).
 INTEGER_KEY_COLUMNS = ("svt_cutoff", "queries", "repeats", "seed")
-
-
-@functools.lru_cache(maxsize=64)
-def orders_text(orders: tuple | None) -> str:
-    """Canonical text of an order grid: ``default`` for math:conversion's grid (None), else a
-    comma list, runs of three or more evenly spaced orders as ``start:stop:step``, each
-    reading back exactly (equal grids, equal text; different grids, different text)."""
-    if orders is None:
-        return "default"
-    values = tuple(float(x) for x in orders)
-    default = default_orders()
-    if len(values) == default.size and all(a == b for a, b in zip(values, default.tolist(),
-                                                                   strict=True)):
-        return "default"
-    parts, start = [], 0
-    while start < len(values):
-        stop, text = _orders_run(values, start)
-        parts.append(text)
-        start = stop
-    return ",".join(parts)
-
-
-def _orders_run(values: tuple, start: int) -> tuple[int, str]:
-    """The longest ``start:stop:step`` run from ``values[start]`` that reads back exactly
-    (at least three values), else the single number: ``(index after it, text)``."""
-    if start + 2 < len(values) and values[start + 1] > values[start]:
-        step = float(f"{values[start + 1] - values[start]:.12g}")
-        stop = start + 1
-        while stop < len(values) and values[stop] == float(
-                f"{values[start] + (stop - start) * step:.12g}"):
-            stop += 1
-        while stop - start >= 3:
-            text = f"{_short(values[start])}:{_short(values[stop - 1])}:{_short(step)}"
-            try:
-                if parse_grid(text) == values[start:stop]:
-                    return stop, text
-            except ValueError:
-                pass
-            stop -= 1
-    return start + 1, _short(values[start])
-
-
-def _short(value: float) -> str:
-    """The shortest text that reads back to ``value`` (``2`` rather than ``2.0``)."""
-    text = repr(float(value))
-    return text[:-2] if text.endswith(".0") else text
 
 
 def point_key(row: dict) -> tuple | None:

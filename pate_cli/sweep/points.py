@@ -35,11 +35,11 @@ from ..inputs.votes import load_student, load_votes
 from ..mechanisms import build_mechanism
 from ..mechanisms.aggregators import SELECTING, TAKEN_BY, needs_integer_votes, not_taken
 from ..mechanisms.sampled import SampledMechanism, parse_sampling
+from ..orders import orders_text
 from .columns import (
     GRID_PARAMETERS,
     MECHANISM_PARAMETERS,
     SWEEP_COLUMNS,
-    orders_text,
     place_key,
     point_key,
     risk_columns,

@@ -475,3 +475,17 @@ def test_from_a_summary_the_command_reads_the_votes_as_the_run_did(cli, tmp_path
     again = cli.analyze(*words[1:], "-f", "json")
     assert again.code == 0, again.err
     assert json.loads(again.out)["epsilon"] == json.loads(summary.read_text())["epsilon"]
+
+
+def test_a_long_order_grid_is_written_out_in_the_reproduction_command(cli, tmp_path):
+    """``--orders 2:64:0.5`` (125 orders) gave ``--orders ORDERS`` and a note, though the
+    run had the grid (review R42): the command writes it as pate-sweep's orders column does,
+    and reruns to the same epsilon."""
+    report = tmp_path / "r.md"
+    assert cli.report(VOTES, "-n", "300", "--orders", "2:64:0.5", "-o", report).code == 0
+    words = _analyze_command(report)
+    assert words[words.index("--orders") + 1] == "2:64:0.5"
+    assert "ORDERS" not in report.read_text(encoding="utf-8")
+    again = cli.analyze(*words[1:], "-f", "json")
+    direct = cli.analyze(VOTES, "-n", "300", "--orders", "2:64:0.5", "-f", "json")
+    assert json.loads(again.out)["epsilon"] == json.loads(direct.out)["epsilon"]

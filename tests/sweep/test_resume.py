@@ -326,7 +326,7 @@ def test_rows_record_conversion_orders_and_input_digests(cli, files, tmp_path):
 
 
 def test_orders_text_is_canonical_and_reads_back_exactly():
-    from pate_cli.sweep.columns import orders_text
+    from pate_cli.orders import orders_text
 
     assert orders_text(None) == "default"
     assert orders_text(tuple(default_orders())) == "default"
@@ -343,7 +343,7 @@ def test_orders_text_is_canonical_and_reads_back_exactly():
                           st.floats(1.0001, 1000, allow_nan=False).map(lambda x: round(x, 3))),
                 min_size=1, max_size=30, unique=True))
 def test_orders_text_reads_back_to_the_same_orders(orders):
-    from pate_cli.sweep.columns import orders_text
+    from pate_cli.orders import orders_text
 
     text = orders_text(tuple(orders))
     assert parse_grid(text) == tuple(orders)
