@@ -210,7 +210,18 @@ def checked_curve(curve, orders: np.ndarray, *, name: str = "add_rdp",
 
 def dp_event_from_dict(document, *, name: str = "the DpEvent"):
     """A dp_accounting ``DpEvent`` from its JSON form (see the module docstring; public as
-    ``pate_cli.dp_event_from_dict``); a malformed form is a one-line ``InputError``."""
+    ``pate_cli.dp_event_from_dict``).
+
+    Args:
+      document: the form :func:`dp_event_dict` writes (``class_name`` and fields).
+      name: what messages call it.
+
+    Returns:
+      The ``dp_accounting.dp_event.DpEvent``.
+
+    Raises:
+      InputError: dp_accounting is not installed, or the form is malformed (one line).
+    """
     try:
         from dp_accounting import dp_event
     except ImportError:
@@ -246,9 +257,15 @@ def dp_event_from_dict(document, *, name: str = "the DpEvent"):
 
 
 def dp_event_dict(event) -> dict:
-    """The JSON form of a dp_accounting ``DpEvent`` (inverse of :func:`dp_event_from_dict`),
-    what ``--add-rdp EVENT.json`` reads once ``json.dump``-ed; public as
-    ``pate_cli.dp_event_dict`` (docs/tutorials/composing-and-tighter-figures.md)."""
+    """The JSON form of a dp_accounting ``DpEvent`` (inverse of :func:`dp_event_from_dict`);
+    public as ``pate_cli.dp_event_dict`` (docs/tutorials/composing-and-tighter-figures.md).
+
+    Args:
+      event: a ``dp_accounting.dp_event.DpEvent``.
+
+    Returns:
+      A dict of plain values, what ``--add-rdp EVENT.json`` reads once ``json.dump``-ed.
+    """
     def plain(value):
         if hasattr(value, "_asdict"):
             return {key: plain(item) for key, item in value._asdict().items()}

@@ -328,11 +328,25 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
                      layout: str = "queries-first", teachers: float | None = None) -> VoteSet:
     """Turn a ``(queries, teachers)`` matrix of predicted class ids into a histogram.
 
-    ``-1``: the teacher did not vote; ``classes`` defaults to the largest id + 1.
-    ``layout="teachers-first"`` (``--predictions-layout``, cli:formats): the file holds the
-    transpose, as PromptPATE and the 2017 PATE code save it (read as a view). The histogram is
-    never held whole (``PredictedVotes`` forms each chunk's rows). ``teachers``: no query has
-    more than M voters.
+    The histogram is never held whole (``PredictedVotes`` forms each chunk's rows).
+
+    Args:
+      path: a ``.npy``/``.csv``/``.npz`` (key ``predictions``) file or an array; ``-1``: the
+        teacher did not vote.
+      classes: K (default: the largest id + 1).
+      labels: true labels (a path or an array), attached as ``load_votes`` attaches them.
+      index_col: a text file's index column.
+      queries: the queries analysed (labels may give one per analysed query).
+      layout: ``"teachers-first"`` (``--predictions-layout``, cli:formats) for the transpose,
+        as PromptPATE and the 2017 PATE code save it (read as a view).
+      teachers: M, checked: no query has more voters.
+
+    Returns:
+      The ``VoteSet`` (``predictions`` kept for the variants that need each teacher's vote).
+
+    Raises:
+      InputError: a class id that is not whole, below -1 or out of range, no vote at all, a
+        bad layout or file.
     """
     if layout not in PREDICTION_LAYOUTS:
         raise InputError(f"--predictions-layout must be one of {', '.join(PREDICTION_LAYOUTS)}, "
@@ -472,8 +486,20 @@ def _is_text(name: str, source) -> bool:
 
 
 def load_student(path, *, queries: int, classes: int) -> np.ndarray:
-    """Student probabilities for Interactive-GNMax: ``(queries, classes)``, rows non-negative
-    summing to 1 within 1e-6 (``.npy``, ``.csv``, ``.npz`` key ``student``, or an array)."""
+    """Student probabilities for Interactive-GNMax.
+
+    Args:
+      path: ``.npy``, ``.csv``, ``.npz`` (key ``student``) or an array.
+      queries: the votes' queries.
+      classes: the votes' classes.
+
+    Returns:
+      The ``(queries, classes)`` float64 array.
+
+    Raises:
+      InputError: another shape, a negative or non-finite value, or a row not summing to 1
+        within 1e-6.
+    """
     name, array, _, _ = given_matrix(path, name="the student array", key="student")
     check_shape(name, array)
     if array.shape != (queries, classes):
