@@ -6,7 +6,7 @@ import numpy as np
 
 from ..rounding import ceil_text
 from .report_statement import ANY_RUN_KEY, UNSANITISED, data_dependence, selects
-from .summary import adds_to, risk_source_text, risk_text, tprs_text, vacuous_text
+from .summary import adds_to, decisions_source, risk_source_text, risk_text, tprs_text, vacuous_text
 
 MECHANISM_NAMES = {"lnmax": "LNMax", "gnmax": "GNMax", "confident": "Confident-GNMax",
                    "interactive": "Interactive-GNMax", "svt": "SVT-PATE",
@@ -31,9 +31,8 @@ def summary_accounting(summary: dict | None) -> str:
         return ""
     parts = [f"{summary.get('accounting')} accounting",
              f"{summary.get('conversion', 'classic')} conversion"]
-    if summary.get("decisions"):  # the given decisions, not a seeded replay
-        path = summary["decisions"].get("path")
-        parts.append(f"the decisions of {path}" if path else "given decisions")
+    if (source := decisions_source(summary)) is not None:  # not a seeded replay
+        parts.append(source)
     elif summary.get("accounting") == "replay":
         parts.append(f"seed {summary.get('seed')}")
     return ", ".join(parts)

@@ -13,11 +13,10 @@ import numpy as np
 from ..accounting.selection import selection_bins
 from ..analysis import analyze_votes
 from ..errors import InputError, OptionError
-from ..inputs import load_groups, load_votes
+from ..inputs import VoteSet, load_groups, load_votes
 from ..inputs.table_pieces import read_table
 from ..inputs.tables import SWEEP, numeric_column, read_summary, require_table
-from ..inputs.vote_checks import integer_votes
-from ..mechanisms import ConfidentGNMax
+from ..mechanisms.aggregators import mechanism_for
 from ..orders import default_orders
 from ..vote_rows import is_sparse
 from . import captions, figure_data
@@ -252,9 +251,9 @@ def plot_selection(rows, teachers: float, figure: SelectionFigure, *, name: str,
     sigma = sigma if sigma is not None else 0.16 * teachers
     delta = delta or 1e-5
     how = "given by --order"
-    whole = integer_votes(rows)  # M and whole counts as pate-analyze has them (math:screening)
-    first, *_ = [ConfidentGNMax(threshold=threshold, sigma_threshold=sigma_threshold,
-                                sigma=sigma, teachers=teachers, integer_votes=whole)
+    source = VoteSet(rows, teachers, None, None)  # M and whole counts, as pate-analyze's
+    first, *_ = [mechanism_for("confident", source, {"threshold": threshold, "sigma": sigma,
+                                                     "sigma_threshold": sigma_threshold})
                  for threshold, sigma_threshold in params]  # each pair checked
     if order is None:
         result = analyze_votes(rows, first, teachers=teachers, accounting="expected",

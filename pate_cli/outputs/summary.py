@@ -71,15 +71,23 @@ def parameters_text(parameters, fmt: str) -> str:
     return f"individualized {parameters.variant}\n" + frame.to_string(index=False) + "\n"
 
 
-def _accounting_text(s: dict) -> str:
-    """``replay, classic conversion, seed 0``; with ``--decisions``, their file in place of the
-    seed, which draws only a smooth-sensitivity release's noise then (its line names it)."""
-    text = f"{s['accounting']}, {s['conversion']} conversion"
+def decisions_source(s: dict) -> str | None:
+    """``the decisions of FILE`` (or ``given decisions``, an object) for a run of
+    ``--decisions``, whose seed then draws no decision; None for a seeded or expected run."""
     given = s.get("decisions")
-    if given is None:
+    if not given:
+        return None
+    return f"the decisions of {given['path']}" if given.get("path") else "given decisions"
+
+
+def _accounting_text(s: dict) -> str:
+    """``replay, classic conversion, seed 0``; with ``--decisions``, their source in place of
+    the seed, which draws only a smooth-sensitivity release's noise then (named beside it)."""
+    text = f"{s['accounting']}, {s['conversion']} conversion"
+    source = decisions_source(s)
+    if source is None:
         return f"{text}, seed {s['seed']}"
     release = f", seed {s['seed']} (the release's noise)" if s.get("smooth_sensitivity") else ""
-    source = f"the decisions of {given['path']}" if given.get("path") else "given decisions"
     return f"{text}, {source}{release}"
 
 
